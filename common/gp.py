@@ -1,0 +1,92 @@
+"""Fitting a GP on mixed inputs with BoTorch, robustly and warm-started.
+
+Targets are standardised and *negated*: the fitted model is of ``−y`` so that every acquisition is
+maximised, in BoTorch's convention, while the history stores values to minimise.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Callable, Mapping
+
+import numpy as np
+import torch
+from botorch.models import SingleTaskGP
+from botorch.models.utils.gpytorch_modules import get_gaussian_likelihood_with_lognormal_prior
+from botorch.optim.fit import fit_gpytorch_mll_scipy
+from gpytorch.kernels import Kernel
+from gpytorch.mlls import ExactMarginalLogLikelihood
+
+_logger = logging.getLogger("optuna.mixbo.gp")
+
+DTYPE = torch.float64
+FIT_TIMEOUT_SEC = 5.0
+
+
+def standardise(values: np.ndarray) -> np.ndarray:
+    """``(v − mean) / std`` with std 1 for constant or single values."""
+    std = float(np.std(values))
+    return (values - np.mean(values)) / (std if std > 1e-12 else 1.0)
+
+
+def _parameters(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {name: p.detach().clone() for name, p in model.named_parameters()}
+
+
+def _load(model: torch.nn.Module, params: Mapping[str, torch.Tensor]) -> bool:
+    own = dict(model.named_parameters())
+    if set(own) != set(params) or any(own[k].shape != params[k].shape for k in own):
+        return False
+    with torch.no_grad():
+        for name, value in params.items():
+            own[name].copy_(value)
+    return True
+
+
+def fit_gp(
+    X: np.ndarray,
+    values: np.ndarray,
+    make_kernel: Callable[[], Kernel],
+    warm_start: Mapping[str, torch.Tensor] | None = None,
+) -> tuple[SingleTaskGP, dict[str, torch.Tensor]]:
+    """A GP of the standardised, negated ``values`` at ``X``, hyper-parameters fitted by MAP.
+
+    Tries a warm-started fit (from ``warm_start``, the parameters of a previous fit), then a fit from
+    the priors' defaults; if both fail it keeps the warm-start (or default) hyper-parameters unfitted
+    and logs a warning. Returns the model and its parameters for the next warm start.
+    """
+    train_X = torch.as_tensor(X, dtype=DTYPE)
+    train_Y = torch.as_tensor(-standardise(np.asarray(values, dtype=float)), dtype=DTYPE)[:, None]
+
+    def build() -> SingleTaskGP:
+        return SingleTaskGP(
+            train_X,
+            train_Y,
+            covar_module=make_kernel(),
+            likelihood=get_gaussian_likelihood_with_lognormal_prior(),
+            outcome_transform=None,
+        ).to(DTYPE)
+
+    starts = [warm_start, None] if warm_start is not None else [None]
+    model = build()
+    for start in starts:
+        model = build()
+        if start is not None and not _load(model, start):
+            continue
+        mll = ExactMarginalLogLikelihood(model.likelihood, model)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit_gpytorch_mll_scipy(mll, timeout_sec=FIT_TIMEOUT_SEC)
+            if all(torch.isfinite(p).all() for p in model.parameters()):
+                model.eval()
+                return model, _parameters(model)
+        except Exception as err:  # numerical failure of the fit: try the next start
+            _logger.warning("GP hyper-parameter fit failed (%s); retrying from defaults.", err)
+    model = build()
+    if warm_start is not None:
+        _load(model, warm_start)
+    _logger.warning("GP hyper-parameter fit failed; using unfitted hyper-parameters.")
+    model.eval()
+    return model, _parameters(model)

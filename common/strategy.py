@@ -1,0 +1,70 @@
+"""The interface every method implements, and what they share: encoding the history, warm starts."""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from common.history import History
+from common.space import MixedSpace
+
+
+class Strategy(ABC):
+    """A BO method: ``suggest(space, history, n, rng)`` returns ``n`` configurations to evaluate next.
+
+    Any state a method needs (bandit weights, trust regions) is recomputed from the ordered
+    ``history``; the only thing kept between calls is a cache of GP hyper-parameters used to
+    warm-start the next fit, which changes speed, never correctness.
+    """
+
+    def __init__(self) -> None:
+        self._warm: dict[Any, Any] = {}
+        self._warm_lock = threading.Lock()
+
+    @abstractmethod
+    def suggest(
+        self, space: MixedSpace, history: History, n: int, rng: np.random.Generator
+    ) -> list[dict[str, Any]]:
+        """``n`` new configurations of ``space`` given ``history`` (values to minimise)."""
+
+    def warm_start(self, key: Any) -> Any:
+        with self._warm_lock:
+            return self._warm.get(key)
+
+    def remember(self, key: Any, params: Any) -> None:
+        with self._warm_lock:
+            self._warm.pop(key, None)
+            self._warm[key] = params
+            while len(self._warm) > 8:  # a few spaces at most (dynamic search spaces)
+                self._warm.pop(next(iter(self._warm)))
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_warm"] = {}
+        del state["_warm_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._warm_lock = threading.Lock()
+
+
+def random_configs(
+    space: MixedSpace, n: int, rng: np.random.Generator
+) -> list[dict[str, Any]]:
+    return space.decode(space.sample(n, rng))
+
+
+def fit_cached(
+    strategy: Strategy, key: Any, X: np.ndarray, values: np.ndarray, make_kernel: Callable
+):
+    """Fit a GP warm-started from the strategy's previous fit under ``key``."""
+    from common.gp import fit_gp
+
+    model, params = fit_gp(X, values, make_kernel, strategy.warm_start(key))
+    strategy.remember(key, params)
+    return model

@@ -1,0 +1,200 @@
+"""What every mixbo Optuna sampler shares: Optuna's conventions around a :class:`common.Strategy`.
+
+The sampler only translates. Completed trials become a :class:`common.History` (values flipped for
+maximisation, failed trials dropped, ±inf clipped), the strategy suggests, and the result is returned
+as plain Python values. Parameters outside the intersection search space go to the independent
+sampler.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from abc import abstractmethod
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import optuna
+from optuna.distributions import BaseDistribution
+from optuna.samplers import BaseSampler, RandomSampler
+from optuna.search_space import IntersectionSearchSpace
+from optuna.study import Study, StudyDirection
+from optuna.trial import FrozenTrial, TrialState
+
+from common.history import History
+from optuna_plugins._space import to_mixed_space
+
+if TYPE_CHECKING:
+    from common.strategy import Strategy
+
+_logger = optuna.logging.get_logger("optuna.mixbo")
+
+
+@contextlib.contextmanager
+def _single_torch_thread() -> Iterator[None]:
+    """One torch thread on the CPU for the numerical work; the caller's setting is restored."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.device("cpu"):
+            yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+class MixedBOSampler(BaseSampler):
+    """Base of mixbo's samplers; subclasses say which :class:`common.Strategy` to run."""
+
+    def __init__(
+        self,
+        *,
+        seed: int | None = None,
+        n_startup_trials: int = 10,
+        independent_sampler: BaseSampler | None = None,
+        warn_independent_sampling: bool = True,
+    ) -> None:
+        if n_startup_trials < 0:
+            raise ValueError(f"n_startup_trials must be >= 0, got {n_startup_trials}.")
+        self._seed = seed
+        self._rng = np.random.RandomState(seed)
+        self._n_startup_trials = n_startup_trials
+        self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
+        self._warn_independent_sampling = warn_independent_sampling
+        self._search_space = IntersectionSearchSpace()
+        self._strategy: Strategy | None = None
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ for subclasses
+    @abstractmethod
+    def _make_strategy(self) -> Strategy:
+        """The method's strategy (called once, lazily, so importing the sampler stays cheap)."""
+
+    # ------------------------------------------------------------------ Optuna API
+    def reseed_rng(self) -> None:
+        with self._lock:
+            self._rng = np.random.RandomState()
+        self._independent_sampler.reseed_rng()
+
+    def infer_relative_search_space(
+        self, study: Study, trial: FrozenTrial
+    ) -> dict[str, BaseDistribution]:
+        return {
+            name: dist
+            for name, dist in self._search_space.calculate(study).items()
+            if not dist.single()
+        }
+
+    def sample_relative(
+        self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
+        self._check_single_objective(study)
+        if not search_space:
+            return {}
+        completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        history = self._history(study, completed, search_space)
+        if len(history) < max(self._n_startup_trials, 1):
+            return {}
+        space = to_mixed_space(search_space)
+        with self._lock:
+            seed = int(self._rng.randint(2**31 - 1))
+            strategy = self._strategy = self._strategy or self._make_strategy()
+            try:
+                with _single_torch_thread():
+                    config = strategy.suggest(space, history, 1, np.random.default_rng(seed))[0]
+            except Exception as err:  # never crash the user's study
+                _logger.warning(
+                    f"{type(self).__name__} failed to suggest ({type(err).__name__}: {err}); "
+                    f"trial {trial.number} falls back to {type(self._independent_sampler).__name__}."
+                )
+                return {}
+        return {name: config[name] for name in search_space}
+
+    def sample_independent(
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        param_name: str,
+        param_distribution: BaseDistribution,
+    ) -> Any:
+        self._check_single_objective(study)
+        if self._warn_independent_sampling:
+            completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            if len(completed) >= self._n_startup_trials:
+                self._log_independent_sampling(trial, param_name)
+        return self._independent_sampler.sample_independent(
+            study, trial, param_name, param_distribution
+        )
+
+    def before_trial(self, study: Study, trial: FrozenTrial) -> None:
+        self._independent_sampler.before_trial(study, trial)
+
+    def after_trial(
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        state: TrialState,
+        values: Sequence[float] | None,
+    ) -> None:
+        self._independent_sampler.after_trial(study, trial, state, values)
+
+    # ------------------------------------------------------------------ helpers
+    def _check_single_objective(self, study: Study) -> None:
+        if len(study.directions) > 1:
+            raise ValueError(
+                f"{type(self).__name__} supports single-objective studies only; for a "
+                "multi-objective study use optuna.samplers.TPESampler, GPSampler or NSGAIISampler."
+            )
+
+    def _history(
+        self, study: Study, trials: Sequence[FrozenTrial], search_space: dict[str, BaseDistribution]
+    ) -> History:
+        usable = [
+            t
+            for t in sorted(trials, key=lambda t: t.number)
+            if t.value is not None
+            and not np.isnan(t.value)
+            and all(name in t.params for name in search_space)
+        ]
+        values = np.asarray([t.value for t in usable], dtype=float)
+        if study.direction == StudyDirection.MAXIMIZE:
+            values = -values
+        values = self._clip_infinite(values)
+        configs = [{name: t.params[name] for name in search_space} for t in usable]
+        return History(tuple(configs), values)
+
+    def _clip_infinite(self, values: np.ndarray) -> np.ndarray:
+        finite = np.isfinite(values)
+        if finite.all():
+            return values
+        _logger.warning(
+            f"{type(self).__name__}: {int((~finite).sum())} objective value(s) are infinite; they "
+            "are clipped to the range of the finite values for the GP."
+        )
+        if not finite.any():
+            return np.zeros_like(values)
+        lo, hi = values[finite].min(), values[finite].max()
+        return np.clip(values, lo, hi)
+
+    def _log_independent_sampling(self, trial: FrozenTrial, param_name: str) -> None:
+        name = type(self).__name__
+        _logger.warning(
+            f"The parameter `{param_name}` in trial#{trial.number} is sampled independently by "
+            f"using `{type(self._independent_sampler).__name__}` instead of `{name}` "
+            "(optimization performance may be degraded). Dynamic or conditional search spaces "
+            f"are not supported by `{name}`. You can suppress this warning by setting "
+            f"`warn_independent_sampling` to `False` in the constructor of `{name}`, if this "
+            "independent sampling is intended behavior."
+        )
+
+    # ------------------------------------------------------------------ pickling / copying
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()

@@ -1,0 +1,1 @@
+"""mixbo's Ray Tune searchers."""

@@ -1,0 +1,3 @@
+import optuna
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
