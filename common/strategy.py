@@ -17,8 +17,8 @@ class Strategy(ABC):
     """A BO method: ``suggest(space, history, n, rng)`` returns ``n`` configurations to evaluate next.
 
     Any state a method needs (bandit weights, trust regions) is recomputed from the ordered
-    ``history``; the only thing kept between calls is a cache of GP hyper-parameters used to
-    warm-start the next fit, which changes speed, never correctness.
+    ``history``; the only thing kept between calls is a small cache of GP hyper-parameters that
+    warm-starts the next fit (it is pickled with the strategy, so a copy continues identically).
     """
 
     def __init__(self) -> None:
@@ -43,8 +43,7 @@ class Strategy(ABC):
                 self._warm.pop(next(iter(self._warm)))
 
     def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_warm"] = {}
+        state = self.__dict__.copy()  # the warm starts travel too: a copy continues identically
         del state["_warm_lock"]
         return state
 

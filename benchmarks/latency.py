@@ -1,0 +1,88 @@
+"""Seconds per suggestion of mixbo's samplers against Optuna's GPSampler, measured in one run.
+
+Each sampler runs one sequential study on the same space and objective; the time of every
+``study.ask`` is recorded, and the median over the asks near 25, 50 and 100 completed trials is
+printed with its ratio to the baseline (GPSampler, with greenlet installed if available).
+
+    python benchmarks/latency.py                       # 9-parameter mixed space, all samplers
+    python benchmarks/latency.py --space cat25 --samplers cocabo,casmopolitan,gp
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+import optuna
+
+from optuna_plugins.compare import SAMPLERS
+
+CHECKPOINTS = (25, 50, 100)
+WINDOW = 2  # asks with completed trials in [c - WINDOW, c + WINDOW] count for checkpoint c
+
+
+def mixed9(trial: optuna.Trial) -> float:
+    """4 float, 2 int, 3 categorical parameters (the issue's 9-parameter space)."""
+    x = [trial.suggest_float(f"x{i}", -5.0, 5.0) for i in range(3)]
+    lr = trial.suggest_float("lr", 1e-5, 1e-1, log=True)
+    n = trial.suggest_int("n", 0, 20)
+    m = trial.suggest_int("m", 1, 64, log=True)
+    c = [trial.suggest_categorical(f"c{i}", ["a", "b", "c", "d", "e"]) for i in range(3)]
+    return (
+        sum(v * v for v in x)
+        + (math.log10(lr) + 3) ** 2
+        + (n - 7) ** 2 / 10
+        + math.log2(m)
+        + sum(ch != "c" for ch in c)
+    )
+
+
+def cat25(trial: optuna.Trial) -> float:
+    """25 categorical parameters of 5 choices (a pest-control-sized space)."""
+    return float(sum((trial.suggest_categorical(f"h{i}", list(range(5))) - i % 5) ** 2
+                     for i in range(25)))
+
+
+SPACES = {"mixed9": mixed9, "cat25": cat25}
+
+
+def measure(sampler_name: str, objective, n_trials: int, seed: int) -> dict[int, float]:
+    study = optuna.create_study(sampler=SAMPLERS[sampler_name](seed))
+    times: dict[int, list[float]] = {c: [] for c in CHECKPOINTS}
+    for completed in range(n_trials):
+        start = time.perf_counter()
+        trial = study.ask()
+        value = objective(trial)  # parameters are sampled lazily inside suggest_*
+        elapsed = time.perf_counter() - start
+        study.tell(trial, value)
+        for c in CHECKPOINTS:
+            if abs(completed - c) <= WINDOW:
+                times[c].append(elapsed)
+    return {c: float(np.median(v)) for c, v in times.items() if v}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--space", choices=list(SPACES), default="mixed9")
+    parser.add_argument("--samplers", default="cocabo,gp", help="comma-separated; baseline last")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    names = [s for s in args.samplers.split(",") if s]
+    n_trials = max(CHECKPOINTS) + WINDOW + 1
+    results = {name: measure(name, SPACES[args.space], n_trials, args.seed) for name in names}
+    baseline = names[-1]
+    print(f"space={args.space}  seconds per suggestion (median of asks within ±{WINDOW} trials)")
+    print("| sampler | " + " | ".join(f"{c} trials" for c in CHECKPOINTS) + " | ratio @100 |")
+    print("|---|" + "---|" * (len(CHECKPOINTS) + 1))
+    for name in names:
+        row = results[name]
+        ratio = row[100] / results[baseline][100]
+        cells = " | ".join(f"{row[c]:.3f}" for c in CHECKPOINTS)
+        print(f"| {name} | {cells} | {ratio:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+"""Running mixbo's samplers and Optuna's built-in ones on the benchmark problems.
+
+The engine behind ``mixbo-compare``: a sampler registry (name -> factory) and one function that runs
+one (problem, sampler, seed) study and returns the value of every trial in order, either
+sequentially or on ``k`` simulated asynchronous workers (``optuna_plugins.simulated_workers``:
+half-normal runtimes of mean 1, RUNNING trials pending, no real waiting). The command line, the
+table and the plots live in ``optuna_plugins.compare_cli`` and ``optuna_plugins.report``.
+
+Example::
+
+    result = run(get_problem("func2c"), "tpe", seed=0, n_trials=40, workers=4)
+    result.values, result.end_times, result.seconds_per_suggestion
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import optuna
+from optuna.distributions import (
+    BaseDistribution,
+    CategoricalDistribution,
+    FloatDistribution,
+    IntDistribution,
+)
+
+from common.problem import Problem
+from common.space import Categorical, Float, MixedSpace
+
+SamplerFactory = Callable[[int], optuna.samplers.BaseSampler]
+
+
+def _ours(name: str) -> SamplerFactory:
+    def make(seed: int) -> optuna.samplers.BaseSampler:
+        import optuna_plugins
+
+        return getattr(optuna_plugins, name)(seed=seed)
+
+    make.mixbo = True  # type: ignore[attr-defined]  # marks mixbo's own samplers (see `is_ours`)
+    return make
+
+
+# Baselines get their best default set-up: TPE and GPSampler with Optuna 5's defaults.
+SAMPLERS: dict[str, SamplerFactory] = {
+    "cocabo": _ours("CoCaBOSampler"),
+    "random": lambda seed: optuna.samplers.RandomSampler(seed=seed),
+    "tpe": lambda seed: optuna.samplers.TPESampler(seed=seed),
+    "gp": lambda seed: optuna.samplers.GPSampler(seed=seed),
+    "cmaes": lambda seed: optuna.samplers.CmaEsSampler(seed=seed),  # int + float spaces only
+}
+
+
+def is_ours(sampler: str) -> bool:
+    """Whether the registered sampler ``sampler`` is one of mixbo's (not an Optuna baseline)."""
+    return bool(getattr(SAMPLERS.get(sampler), "mixbo", False))
+
+
+def _no_categoricals(space: MixedSpace) -> str | None:
+    if any(isinstance(p, Categorical) and len(p.choices) > 1 for p in space.params):
+        return "no categorical support (CMA-ES)"
+    return None
+
+
+# sampler -> check returning why it does not apply to a space (None when it does)
+APPLIES: dict[str, Callable[[MixedSpace], str | None]] = {"cmaes": _no_categoricals}
+
+
+def skip_reason(sampler: str, space: MixedSpace) -> str | None:
+    """Why ``sampler`` is not run on ``space`` (e.g. CMA-ES on categoricals), or None."""
+    check = APPLIES.get(sampler)
+    return check(space) if check is not None else None
+
+
+def distributions(space: MixedSpace) -> dict[str, BaseDistribution]:
+    """Optuna distributions of a mixbo space (the inverse of the sampler's conversion)."""
+    out: dict[str, BaseDistribution] = {}
+    for p in space.params:
+        if isinstance(p, Categorical):
+            out[p.name] = CategoricalDistribution(p.choices)
+        elif isinstance(p, Float):
+            out[p.name] = FloatDistribution(p.low, p.high, log=p.log, step=p.step)
+        else:
+            out[p.name] = IntDistribution(p.low, p.high, log=p.log, step=p.step)
+    return out
+
+
+@dataclass
+class RunResult:
+    """Every trial of one run, indexed by trial number (ask order).
+
+    ``values`` are the observed (possibly noisy) values, NaN where the evaluation failed;
+    ``true_values`` the noise-free ones where the problem's objective has a ``mean(config)`` method
+    (tabular benchmarks), else the observed ones. ``start_times``/``end_times`` are simulated
+    (trials last a half-normal time of mean 1 on ``workers`` workers); ``finish_order`` lists the
+    trial numbers in the order they finished (trial order when ``workers == 1``).
+    """
+
+    values: np.ndarray  # objective value of each trial, in order (minimised)
+    seconds_per_suggestion: float
+    true_values: np.ndarray = field(default_factory=lambda: np.empty(0))
+    start_times: np.ndarray = field(default_factory=lambda: np.empty(0))
+    end_times: np.ndarray = field(default_factory=lambda: np.empty(0))
+    finish_order: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=int))
+    suggest_seconds: np.ndarray = field(default_factory=lambda: np.empty(0))
+    params: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[str | None] = field(default_factory=list)
+    workers: int = 1
+
+
+def run(
+    problem: Problem,
+    sampler: str | SamplerFactory,
+    seed: int,
+    n_trials: int,
+    *,
+    workers: int = 1,
+    on_trial: Callable[[int], None] | None = None,
+) -> RunResult:
+    """One study of ``problem`` with ``sampler`` on ``workers`` simulated workers (1: sequential).
+
+    With ``workers = k > 1`` the study keeps ``k`` trials RUNNING (asked, not yet told) while the
+    budget lasts; each finishes after a half-normal runtime of mean 1 drawn from a stream that
+    depends only on ``seed``, and is told in order of simulated finish time. An objective that
+    raises or returns NaN gives a FAILed trial (value NaN) and the run goes on; an exception from
+    the sampler propagates. A noisy objective with a ``reseed(seed)`` method is reseeded with
+    ``seed`` first, so a run replays the same noise whatever ran before it. ``on_trial(n_done)`` is
+    called after each tell (for progress bars).
+    """
+    from optuna.trial import TrialState
+
+    from optuna_plugins.simulated_workers import half_normal_runtimes, simulate
+
+    factory = SAMPLERS[sampler] if isinstance(sampler, str) else sampler
+    objective = problem.function
+    if callable(getattr(objective, "reseed", None)):
+        objective.reseed(seed)
+    noise_free = getattr(objective, "mean", None)
+    noise_free = noise_free if callable(noise_free) else None
+    study = optuna.create_study(sampler=factory(seed), direction="minimize")
+    dists = distributions(problem.space)
+
+    values = np.full(n_trials, np.nan)
+    true_values = np.full(n_trials, np.nan)
+    suggest = np.zeros(n_trials)
+    params: list[dict[str, Any]] = [{} for _ in range(n_trials)]
+    errors: list[str | None] = [None] * n_trials
+    finished: list[int] = []
+
+    def ask(i: int) -> tuple[int, optuna.trial.Trial]:
+        begin = time.perf_counter()
+        trial = study.ask(dists)
+        suggest[i] = time.perf_counter() - begin
+        params[i] = dict(trial.params)
+        return i, trial
+
+    def tell(handle: tuple[int, optuna.trial.Trial]) -> None:
+        i, trial = handle
+        try:
+            value = problem(params[i])
+            if not math.isfinite(value):
+                raise ValueError(f"objective returned {value}")
+            true = float(noise_free(params[i])) if noise_free is not None else value
+        except Exception as exc:  # a failed evaluation is a FAILed trial, not a failed run
+            errors[i] = f"{type(exc).__name__}: {exc}"
+            study.tell(trial, state=TrialState.FAIL)
+        else:
+            values[i], true_values[i] = value, true
+            study.tell(trial, value)
+        finished.append(i)
+        if on_trial is not None:
+            on_trial(len(finished))
+
+    events = simulate(ask, tell, n_trials, workers, half_normal_runtimes(seed))
+    start_times = np.full(n_trials, np.nan)
+    end_times = np.full(n_trials, np.nan)
+    for event in events:
+        (start_times if event.kind == "start" else end_times)[event.trial] = event.time
+    return RunResult(
+        values=values,
+        seconds_per_suggestion=float(suggest.mean()) if n_trials else 0.0,
+        true_values=true_values,
+        start_times=start_times,
+        end_times=end_times,
+        finish_order=np.asarray(finished, dtype=int),
+        suggest_seconds=suggest,
+        params=params,
+        errors=errors,
+        workers=workers,
+    )

@@ -1,0 +1,244 @@
+"""Optuna conventions of mixbo's samplers beyond Optuna's own conformance suite."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import multiprocessing
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import optuna
+import pytest
+import torch
+from optuna.trial import TrialState
+
+from optuna_plugins import CoCaBOSampler
+
+SAMPLERS = {"cocabo": CoCaBOSampler}
+
+
+@pytest.fixture(params=list(SAMPLERS))
+def sampler_cls(request):
+    return SAMPLERS[request.param]
+
+
+def objective(trial: optuna.Trial) -> float:
+    x = trial.suggest_float("x", -3, 3)
+    lr = trial.suggest_float("lr", 1e-4, 1, log=True)
+    n = trial.suggest_int("n", 1, 9, step=2)
+    c = trial.suggest_categorical("c", ["a", "b", None])
+    d = trial.suggest_categorical("d", [1, 2.5, True])
+    return x**2 + abs(lr - 0.1) + n / 10 + (c != "b") + (d is True)
+
+
+def params_of(sampler_cls, seed: int, n_trials: int = 12) -> list[dict]:
+    study = optuna.create_study(sampler=sampler_cls(seed=seed, n_startup_trials=4))
+    study.optimize(objective, n_trials=n_trials)
+    return [t.params for t in study.trials]
+
+
+@pytest.fixture
+def optuna_logs(caplog):
+    optuna.logging.enable_propagation()
+    caplog.set_level(logging.WARNING, logger="optuna")
+    yield caplog
+    optuna.logging.disable_propagation()
+
+
+def test_same_seed_same_suggestions(sampler_cls) -> None:
+    a, b = params_of(sampler_cls, 7), params_of(sampler_cls, 7)
+    assert a == b
+    assert a != params_of(sampler_cls, 8)
+
+
+def _spawned_params(name: str, seed: int, queue) -> None:
+    queue.put(params_of(SAMPLERS[name], seed, n_trials=8))
+
+
+def test_same_seed_same_suggestions_in_a_spawned_process(sampler_cls) -> None:
+    name = next(k for k, v in SAMPLERS.items() if v is sampler_cls)
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_spawned_params, args=(name, 3, queue))
+    proc.start()
+    other = queue.get(timeout=240)
+    proc.join(timeout=60)
+    assert other == params_of(sampler_cls, 3, n_trials=8)
+
+
+def test_global_rngs_are_untouched(sampler_cls) -> None:
+    import random
+
+    import numpy as np
+
+    states = (random.getstate(), np.random.get_state()[1].copy(), torch.random.get_rng_state())
+    params_of(sampler_cls, 0, n_trials=7)
+    assert random.getstate() == states[0]
+    assert (np.random.get_state()[1] == states[1]).all()
+    assert torch.equal(torch.random.get_rng_state(), states[2])
+
+
+def test_pickled_and_deep_copied_samplers_continue_identically(sampler_cls) -> None:
+    study = optuna.create_study(sampler=sampler_cls(seed=1, n_startup_trials=4))
+    study.optimize(objective, n_trials=6)
+    copies = [pickle.loads(pickle.dumps(study.sampler)), copy.deepcopy(study.sampler)]
+    nexts = []
+    for sampler in [study.sampler, *copies]:
+        clone = optuna.create_study(sampler=sampler)
+        for t in study.trials:
+            clone.add_trial(t)
+        clone.optimize(objective, n_trials=1)
+        nexts.append(clone.trials[-1].params)
+    assert nexts[0] == nexts[1] == nexts[2]
+
+
+def test_torch_threads_are_one_inside_and_restored_after(sampler_cls, monkeypatch) -> None:
+    from common.strategy import Strategy
+
+    seen: list[int] = []
+    original = sampler_cls(seed=0)._make_strategy().__class__.suggest
+
+    def spy(self, *args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return original(self, *args, **kwargs)
+
+    cls = sampler_cls(seed=0)._make_strategy().__class__
+    assert issubclass(cls, Strategy)
+    monkeypatch.setattr(cls, "suggest", spy)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        params_of(sampler_cls, 0, n_trials=6)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert seen and set(seen) == {1}
+
+
+def test_shared_between_threads(sampler_cls) -> None:
+    study = optuna.create_study(sampler=sampler_cls(seed=0, n_startup_trials=3))
+    study.optimize(objective, n_trials=14, n_jobs=2)
+    assert len(study.trials) == 14
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)
+
+
+def test_maximisation_is_flipped(sampler_cls) -> None:
+    study = optuna.create_study(
+        sampler=sampler_cls(seed=0, n_startup_trials=5), direction="maximize"
+    )
+    study.optimize(lambda t: -((t.suggest_float("x", 0, 1) - 0.8) ** 2), n_trials=20)
+    assert abs(study.best_params["x"] - 0.8) < 0.1
+
+
+def test_failed_nan_and_infinite_trials(sampler_cls, optuna_logs) -> None:
+    study = optuna.create_study(sampler=sampler_cls(seed=0, n_startup_trials=3))
+    outcomes = iter([1.0, float("nan"), 2.0, float("inf"), 3.0, -float("inf"), 0.5] + [1.0] * 5)
+
+    def obj(trial: optuna.Trial) -> float:
+        trial.suggest_float("x", 0, 1)
+        trial.suggest_categorical("c", ["u", "v"])
+        value = next(outcomes)
+        if value == 3.0:
+            raise RuntimeError("worker crashed")
+        return value
+
+    study.optimize(obj, n_trials=12, catch=(RuntimeError,))
+    states = [t.state for t in study.trials]
+    assert states.count(TrialState.FAIL) == 2  # NaN and the exception
+    assert len(study.trials) == 12
+    assert "infinite" in optuna_logs.text
+
+
+def test_multi_objective_is_refused_with_advice(sampler_cls) -> None:
+    study = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler_cls())
+    with pytest.raises(ValueError, match="single-objective"):
+        study.optimize(lambda t: (t.suggest_float("x", 0, 1), 0.0), n_trials=1)
+
+
+def test_conditional_parameters_go_to_the_independent_sampler_with_a_warning(
+    sampler_cls, optuna_logs
+) -> None:
+    study = optuna.create_study(sampler=sampler_cls(seed=0, n_startup_trials=2))
+
+    def obj(trial: optuna.Trial) -> float:
+        kind = trial.suggest_categorical("kind", ["a", "b"])
+        x = trial.suggest_float(f"x_{kind}", 0, 1)
+        return x + trial.suggest_float("shared", 0, 1)
+
+    study.optimize(obj, n_trials=10)
+    assert "sampled independently" in optuna_logs.text
+    quiet = optuna.create_study(
+        sampler=sampler_cls(seed=0, n_startup_trials=2, warn_independent_sampling=False)
+    )
+    optuna_logs.clear()
+    quiet.optimize(obj, n_trials=6)
+    assert "sampled independently" not in optuna_logs.text
+
+
+def test_a_failing_strategy_falls_back_with_a_warning(sampler_cls, optuna_logs) -> None:
+    sampler = sampler_cls(seed=0, n_startup_trials=2)
+
+    class Broken:
+        def suggest(self, *args, **kwargs):
+            raise FloatingPointError("not positive definite")
+
+    sampler._strategy = Broken()
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(objective, n_trials=5)
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)
+    assert "failed to suggest" in optuna_logs.text
+
+
+def test_reseed_rng_changes_suggestions_and_reseeds_the_independent_sampler(sampler_cls) -> None:
+    calls = []
+
+    class Recording(optuna.samplers.RandomSampler):
+        def reseed_rng(self) -> None:
+            calls.append(1)
+            super().reseed_rng()
+
+    sampler = sampler_cls(seed=0, independent_sampler=Recording(seed=0))
+    state = pickle.dumps(sampler._rng)
+    sampler.reseed_rng()
+    assert calls == [1]
+    assert pickle.dumps(sampler._rng) != state
+
+
+def test_unsupported_distribution_is_explained() -> None:
+    from optuna_plugins._space import to_parameter
+
+    class Odd(optuna.distributions.BaseDistribution):
+        def to_external_repr(self, v):
+            return v
+
+        def to_internal_repr(self, v):
+            return v
+
+        def single(self):
+            return False
+
+        def _contains(self, v):
+            return True
+
+    with pytest.raises(ValueError, match="FloatDistribution, IntDistribution"):
+        to_parameter("p", Odd())
+
+
+def test_a_shadowing_common_module_gives_a_clear_error(tmp_path) -> None:
+    (tmp_path / "common.py").write_text("x = 1\n")
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        try:
+            import optuna_plugins
+        except ImportError as err:
+            print("IMPORT-ERROR:", err)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "IMPORT-ERROR" in out.stdout and "shadows" not in out.stderr
+    assert "mixbo's `common` package" in out.stdout
