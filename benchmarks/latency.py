@@ -41,8 +41,9 @@ def mixed9(trial: optuna.Trial) -> float:
 
 def cat25(trial: optuna.Trial) -> float:
     """25 categorical parameters of 5 choices (a pest-control-sized space)."""
-    return float(sum((trial.suggest_categorical(f"h{i}", list(range(5))) - i % 5) ** 2
-                     for i in range(25)))
+    return float(
+        sum((trial.suggest_categorical(f"h{i}", list(range(5))) - i % 5) ** 2 for i in range(25))
+    )
 
 
 SPACES = {"mixed9": mixed9, "cat25": cat25}

@@ -37,8 +37,10 @@ def main() -> None:
     tasks = list(itertools.product(problems, samplers, range(args.seeds), [args.trials]))
     with ProcessPoolExecutor(args.jobs) as pool:
         results = list(pool.map(_best, tasks))
-    print(f"median (min, max) best value over {args.seeds} seeds at {args.trials} trials; "
-          "s/suggestion in brackets")
+    print(
+        f"median (min, max) best value over {args.seeds} seeds at {args.trials} trials; "
+        "s/suggestion in brackets"
+    )
     print("| sampler | " + " | ".join(problems) + " |")
     print("|---|" + "---|" * len(problems))
     for s in samplers:

@@ -41,7 +41,7 @@ def maximize_continuous(
     n_starts: int = 4,
     extra_starts: np.ndarray | None = None,
 ) -> tuple[np.ndarray, float]:
-    """Maximise ``acqf`` over ``cont_dims`` inside ``[lower, upper]``, other columns as in ``template``.
+    """Maximise ``acqf`` over ``cont_dims`` in ``[lower, upper]``, other columns as ``template``.
 
     Multi-start gradient optimisation: ``n_raw`` uniform candidates (plus ``extra_starts``, rows of
     continuous values) are scored in one batch, and the best ``n_starts`` are refined together by

@@ -37,8 +37,9 @@ def exp3_update(
 def category_rewards(codes: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Reward of each variable's chosen category at the last observation of ``codes``/``values``.
 
-    The reward of category ``v`` of variable ``i`` is the best value (minimisation) seen so far among
-    observations with ``h_i = v``, min–max normalised over all values so far, higher is better.
+    The reward of category ``v`` of variable ``i`` is the best value (minimisation) seen so far
+    among observations with ``h_i = v``, min–max normalised over all values so far, higher is
+    better.
     """
     last = codes[-1]
     lo, hi = float(values.min()), float(values.max())
@@ -55,8 +56,8 @@ def replay_exp3(
     """Log weights of every variable's bandit after replaying the history.
 
     ``codes`` is the ``(n, n_cat)`` integer array of chosen categories in trial order. The first
-    ``n_init`` observations are the initial design and do not update the weights; each later one is a
-    pull of every bandit, rewarded with :func:`category_rewards`.
+    ``n_init`` observations are the initial design and do not update the weights; each later one is
+    a pull of every bandit, rewarded with :func:`category_rewards`.
     """
     log_w = [np.zeros(k) for k in n_choices]
     gammas = [exp3_gamma(k, horizon) for k in n_choices]
@@ -79,4 +80,62 @@ def draw_categories(
     for i, lw in enumerate(log_weights):
         p = exp3_probabilities(lw, exp3_gamma(len(lw), horizon))
         out[i] = rng.choice(len(lw), p=p)
+    return out
+
+
+def exp3m_probabilities(log_weights: np.ndarray, gamma: float, b: int) -> np.ndarray:
+    """EXP3.M marginals for ``b`` distinct plays (Uchiya et al. 2010): sum ``b``, each at most 1.
+
+    Weights above the cap ``α`` (solving ``α / Σ_i min(w_i, α) = (1/b − γ/N) / (1 − γ)``) are
+    capped so that no arm's marginal exceeds one.
+    """
+    k = len(log_weights)
+    w = np.exp(log_weights - np.max(log_weights))
+    threshold = (1.0 / b - gamma / k) / (1.0 - gamma) if gamma < 1 else np.inf
+    if w.max() / w.sum() >= threshold:
+        order = np.sort(w)[::-1]
+        for n_capped in range(1, k):
+            rest = order[n_capped:].sum()
+            alpha = threshold * rest / (1.0 - n_capped * threshold)
+            if order[n_capped - 1] >= alpha >= order[n_capped]:
+                w = np.minimum(w, alpha)
+                break
+    p = b * ((1.0 - gamma) * w / w.sum() + gamma / k)
+    return np.clip(p, 0.0, 1.0)
+
+
+def dependent_rounding(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """DepRound (Gandhi et al. 2006): distinct indices, ``i`` included with probability ``p_i``."""
+    p = np.array(p, dtype=float)
+    eps = 1e-9
+    while True:
+        frac = np.flatnonzero((p > eps) & (p < 1 - eps))
+        if len(frac) < 2:
+            break
+        i, j = frac[0], frac[1]
+        a, c = min(1 - p[i], p[j]), min(p[i], 1 - p[j])
+        if rng.random() < c / (a + c):
+            p[i], p[j] = p[i] + a, p[j] - a
+        else:
+            p[i], p[j] = p[i] - c, p[j] + c
+    return np.flatnonzero(p > 1 - eps)
+
+
+def draw_category_batch(
+    log_weights: list[np.ndarray], horizon: int, b: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``b`` category vectors for one batch (EXP3.M per variable, CoCaBO's batch variant).
+
+    Each variable plays ``b`` distinct arms when it has more than ``b``; otherwise every arm is
+    played ``b // N`` times and the remainder is drawn by EXP3.M. Arms are shuffled across rows.
+    """
+    out = np.empty((b, len(log_weights)), dtype=int)
+    for v, lw in enumerate(log_weights):
+        k = len(lw)
+        gamma = exp3_gamma(k, horizon)
+        arms = list(np.tile(np.arange(k), b // k))
+        extra = b % k
+        if extra:
+            arms += list(dependent_rounding(exp3m_probabilities(lw, gamma, extra), rng))
+        out[:, v] = rng.permutation(np.asarray(arms[:b], dtype=int))
     return out

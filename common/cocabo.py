@@ -19,24 +19,41 @@ from common.strategy import Strategy, fit_cached, random_configs
 
 
 class CoCaBO(Strategy):
-    """CoCaBO with one EXP3 bandit per categorical and GP-UCB over the continuous (and integer) dims.
+    """CoCaBO: one EXP3 bandit per categorical, GP-UCB over the continuous (and integer) dims.
 
-    ``n_init`` observations form the initial design and do not update the bandits; ``horizon`` is the
-    budget that sets EXP3's exploration rate (Auer's schedule); ``kappa`` is UCB's exploration weight.
+    ``n_init`` observations form the initial design and do not update the bandits; ``horizon`` is
+    the budget that sets EXP3's exploration rate (Auer's schedule); ``kappa`` is UCB's exploration
+    weight. A batch (``n > 1``) takes its categories from EXP3.M; busy points (pending
+    configurations and the batch's earlier picks) are handled as ``pending`` says (PLAyBOOK's hard
+    local penalisation by default, see :mod:`common.penalization`).
     """
 
-    def __init__(self, *, n_init: int = 10, kappa: float = 2.0, horizon: int = 200):
+    def __init__(
+        self,
+        *,
+        n_init: int = 10,
+        kappa: float = 2.0,
+        horizon: int = 200,
+        pending: str = "playbook",
+        penalizer: str = "hlp",
+        lipschitz: str = "local",
+    ):
+        from common.strategy import check_pending_options
+
         super().__init__()
+        check_pending_options(pending, penalizer, lipschitz)
         self.n_init = n_init
         self.kappa = kappa
         self.horizon = horizon
+        self.pending, self.penalizer, self.lipschitz = pending, penalizer, lipschitz
 
     def suggest(
         self, space: MixedSpace, history: History, n: int, rng: np.random.Generator
     ) -> list[dict[str, Any]]:
         from common.acquisition import maximize_continuous, upper_confidence_bound
-        from common.bandit import draw_categories, replay_exp3
+        from common.bandit import draw_categories, draw_category_batch, replay_exp3
         from common.kernels import cocabo_kernel
+        from common.penalization import acquisition_with_busy_points
 
         if len(history) == 0 or space.dim == 0:
             return random_configs(space, n, rng)
@@ -44,13 +61,29 @@ class CoCaBO(Strategy):
         y = history.values
         cat, cont = list(space.cat_dims), list(space.cont_dims)
         log_w = replay_exp3(X[:, cat].astype(int), y, space.n_choices, self.n_init, self.horizon)
+        if n == 1:
+            categories = draw_categories(log_w, self.horizon, rng)[None]
+        else:
+            categories = draw_category_batch(log_w, self.horizon, n, rng)
         model = fit_cached(self, ("cocabo", space), X, y, lambda: cocabo_kernel(cont, cat))
-        acqf = upper_confidence_bound(model, self.kappa)
+        busy = space.encode(history.pending) if history.pending else np.empty((0, space.dim))
         best = X[np.argsort(y)[:3]]
-        rows = []
-        for _ in range(n):
+        rows: list[np.ndarray] = []
+        for h in categories:
+            acqf = acquisition_with_busy_points(
+                lambda m: upper_confidence_bound(m, self.kappa),
+                model,
+                np.vstack([busy, *rows]) if rows else busy,
+                cont,
+                cat,
+                space.n_choices,
+                rng,
+                pending=self.pending,
+                penalizer=self.penalizer,
+                lipschitz=self.lipschitz,
+            )
             template = np.zeros(space.dim)
-            template[cat] = draw_categories(log_w, self.horizon, rng)
+            template[cat] = h
             x, _ = maximize_continuous(acqf, template, cont, rng, extra_starts=best[:, cont])
-            rows.append(x)
-        return space.decode(np.asarray(rows))
+            rows.append(x[None])
+        return space.decode(np.vstack(rows))

@@ -52,9 +52,9 @@ def fit_gp(
 ) -> tuple[SingleTaskGP, dict[str, torch.Tensor]]:
     """A GP of the standardised, negated ``values`` at ``X``, hyper-parameters fitted by MAP.
 
-    Tries a warm-started fit (from ``warm_start``, the parameters of a previous fit), then a fit from
-    the priors' defaults; if both fail it keeps the warm-start (or default) hyper-parameters unfitted
-    and logs a warning. Returns the model and its parameters for the next warm start.
+    Tries a warm-started fit (from ``warm_start``, the parameters of a previous fit), then a fit
+    from the priors' defaults; if both fail it keeps the warm-start (or default) hyper-parameters
+    unfitted and logs a warning. Returns the model and its parameters for the next warm start.
     """
     train_X = torch.as_tensor(X, dtype=DTYPE)
     train_Y = torch.as_tensor(-standardise(np.asarray(values, dtype=float)), dtype=DTYPE)[:, None]

@@ -11,11 +11,11 @@ import numpy as np
 
 @dataclass(frozen=True)
 class History:
-    """Completed ``(config, value)`` pairs in trial order (values to *minimise*) and pending configs.
+    """Completed ``(config, value)`` pairs in trial order (values to *minimise*), pending configs.
 
-    The adapters build one from a framework's trial list: they flip maximised objectives, drop failed
-    trials and non-finite values, and pass running trials as ``pending``. Every strategy state (bandit
-    weights, trust regions) is a pure function of this ordered history.
+    The adapters build one from a framework's trial list: they flip maximised objectives, drop
+    failed trials and non-finite values, and pass running trials as ``pending``. Every strategy
+    state (bandit weights, trust regions) is a pure function of this ordered history.
     """
 
     configs: tuple[Mapping[str, Any], ...] = ()

@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
+from botorch.models.utils.gpytorch_modules import get_covar_module_with_dim_scaled_prior
 from gpytorch.constraints import Interval
 from gpytorch.kernels import Kernel, ScaleKernel
 from gpytorch.priors import GammaPrior
-from botorch.models.utils.gpytorch_modules import get_covar_module_with_dim_scaled_prior
 
 
 def _matches(x1: torch.Tensor, x2: torch.Tensor, diag: bool) -> torch.Tensor:
-    """Per-dimension equality indicators: ``(..., n, m, d)`` (or ``(..., n, d)`` on the diagonal)."""
+    """Per-dimension equality indicators, ``(..., n, m, d)`` (``(..., n, d)`` on the diagonal)."""
     if diag:
         return (x1 == x2).to(x1.dtype)
     return (x1.unsqueeze(-2) == x2.unsqueeze(-3)).to(x1.dtype)
@@ -34,10 +34,10 @@ class OverlapKernel(Kernel):
 
 
 class MixtureKernel(Kernel):
-    """CoCaBO's mixture ``(1 − λ)(k_h + k_x) + λ k_h k_x`` with λ ∈ [0, 1] learned (Ru et al. 2020, Eq 5.10).
+    """CoCaBO's mixture ``(1 − λ)(k_h + k_x) + λ k_h k_x``, λ ∈ [0, 1] learned (Ru et al., Eq 5.10).
 
-    ``cat_kernel`` and ``cont_kernel`` select their own columns through ``active_dims``. λ = 0 gives the
-    sum, λ = 1 the product of the two kernels.
+    ``cat_kernel`` and ``cont_kernel`` select their own columns through ``active_dims``. λ = 0 gives
+    the sum, λ = 1 the product of the two kernels.
     """
 
     def __init__(self, cat_kernel: Kernel, cont_kernel: Kernel, mix: float = 0.5, **kwargs):
@@ -65,7 +65,7 @@ class MixtureKernel(Kernel):
 
 
 def matern_kernel(cont_dims: Sequence[int]) -> Kernel:
-    """Matérn-5/2 ARD on the continuous columns, with BoTorch's dimension-scaled lengthscale prior."""
+    """Matérn-5/2 ARD on the continuous columns, BoTorch's dimension-scaled lengthscale prior."""
     return get_covar_module_with_dim_scaled_prior(
         ard_num_dims=len(cont_dims), use_rbf_kernel=False, active_dims=list(cont_dims)
     )
@@ -81,6 +81,77 @@ def cocabo_kernel(cont_dims: Sequence[int], cat_dims: Sequence[int]) -> Kernel:
     if not cat_dims:
         return scaled(matern_kernel(cont_dims))
     overlap = OverlapKernel(active_dims=list(cat_dims))
+    if not cont_dims:
+        return scaled(overlap)
+    return scaled(MixtureKernel(overlap, matern_kernel(cont_dims)))
+
+
+class TransformedOverlapKernel(Kernel):
+    """CASMOPOLITAN's transformed overlap kernel with ARD weights (Wan et al. 2021, Eq 5.11).
+
+    ``k(h, h') = exp(Σ_i ℓ_i 1[h_i = h'_i] / Σ_i ℓ_i)``: the exponential of a weighted overlap,
+    so it is positive semi-definite. The ``ℓ_i`` are relevance *weights* (a larger weight makes a
+    mismatch in that coordinate cost more), kept in ``[0.01, 1]``; only their ratios matter. With
+    ``ard=False`` a single weight scales the mean overlap instead: ``exp(ℓ Σ_i 1[h_i = h'_i] / d)``.
+
+    >>> kernel = TransformedOverlapKernel(3, active_dims=[0, 1, 2])
+    >>> K = kernel(torch.tensor([[0.0, 1, 2], [0, 1, 0]], dtype=torch.float64)).to_dense()
+    """
+
+    has_lengthscale = False
+
+    def __init__(self, n_dims: int, *, ard: bool = True, **kwargs):
+        super().__init__(**kwargs)
+        self.n_dims = n_dims
+        self.ard = ard
+        shape = (1, n_dims) if ard else (1, 1)
+        self.register_parameter("raw_weights", torch.nn.Parameter(torch.zeros(*shape)))
+        self.register_constraint("raw_weights", Interval(0.01, 1.0))
+
+    @property
+    def weights(self) -> torch.Tensor:
+        return self.raw_weights_constraint.transform(self.raw_weights)
+
+    @weights.setter
+    def weights(self, value: float | torch.Tensor) -> None:
+        value = torch.as_tensor(value, dtype=self.raw_weights.dtype, device=self.raw_weights.device)
+        value = value.expand_as(self.raw_weights)
+        self.initialize(raw_weights=self.raw_weights_constraint.inverse_transform(value))
+
+    def forward(self, x1, x2, diag: bool = False, last_dim_is_batch: bool = False, **params):
+        w = self.weights.reshape(-1).to(x1.dtype).expand(x1.shape[-1])
+        if diag:
+            agree = (_matches(x1, x2, True) * w).sum(-1)
+        else:
+            agree = _weighted_agreement(x1, x2, w)
+        return torch.exp(agree / w.sum())
+
+
+def _weighted_agreement(x1: torch.Tensor, x2: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """``Σ_i w_i 1[x1_i = x2_i]`` for all pairs of rows, as one matrix product of one-hot codes.
+
+    Indices are small non-negative integers; with ``K`` the largest index + 1, the one-hot codes
+    have ``d·K`` columns. Falls back to the ``(n, m, d)`` comparison when that would be larger.
+    """
+    d = x1.shape[-1]
+    k = int(torch.maximum(x1.detach().max(), x2.detach().max()).item()) + 1 if d else 1
+    if d == 0 or k * d > 4096 or k < 1:
+        return (_matches(x1, x2, False) * w).sum(-1)
+    levels = torch.arange(k, dtype=x1.dtype, device=x1.device)
+    o1 = (x1.unsqueeze(-1) == levels).to(x1.dtype).flatten(-2)
+    o2 = (x2.unsqueeze(-1) == levels).to(x2.dtype).flatten(-2)
+    return (o1 * w.repeat_interleave(k)) @ o2.transpose(-1, -2)
+
+
+def casmopolitan_kernel(cont_dims: Sequence[int], cat_dims: Sequence[int]) -> Kernel:
+    """CASMOPOLITAN's kernel: CoCaBO's mixture with the transformed overlap kernel (ARD).
+
+    Matérn-5/2 ARD on the continuous (and integer) columns, :class:`TransformedOverlapKernel` on the
+    categorical ones, mixed as in :class:`MixtureKernel` when both kinds exist.
+    """
+    if not cat_dims:
+        return scaled(matern_kernel(cont_dims))
+    overlap = TransformedOverlapKernel(len(cat_dims), active_dims=list(cat_dims))
     if not cont_dims:
         return scaled(overlap)
     return scaled(MixtureKernel(overlap, matern_kernel(cont_dims)))

@@ -11,7 +11,8 @@ from common.space import MixedSpace
 
 @dataclass(frozen=True)
 class Problem:
-    """A search space, an objective to minimise and, where known, its optimum (or best-known) value."""
+    """A search space, an objective to minimise and, where known, its optimum (or best-known)
+    value."""
 
     name: str
     space: MixedSpace

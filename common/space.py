@@ -2,13 +2,13 @@
 
 Encoding (one row per configuration, one column per *modelled* parameter, in parameter order):
 
-- ``Float`` and ``Integer``: a continuous coordinate in [0, 1]. Log parameters are warped first; stepped
-  floats and integers are padded by half a step on each side (as Optuna's GPSampler does) so that every
-  grid value owns an equal share of [0, 1]; decoding rounds to the grid.
+- ``Float`` and ``Integer``: a continuous coordinate in [0, 1]. Log parameters are warped first;
+  stepped floats and integers are padded by half a step on each side (as Optuna's GPSampler does)
+  so that every grid value owns an equal share of [0, 1]; decoding rounds to the grid.
 - ``Categorical``: the index of the choice, stored as a float.
 
-Parameters with a single possible value are not modelled: they take no column and decode to that value.
-This module needs only numpy, so importing it is cheap.
+Parameters with a single possible value are not modelled: they take no column and decode to that
+value. This module needs only numpy, so importing it is cheap.
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ class Float:
         if not self.low <= self.high:
             raise ValueError(f"{self.name}: low={self.low} must not exceed high={self.high}.")
         if self.log and self.step is not None:
-            raise ValueError(f"{self.name}: a float parameter cannot be both log-scaled and stepped.")
+            raise ValueError(
+                f"{self.name}: a float parameter cannot be both log-scaled and stepped."
+            )
         if self.log and self.low <= 0:
             raise ValueError(f"{self.name}: a log-scaled parameter needs low > 0, got {self.low}.")
         if self.step is not None and self.step <= 0:
@@ -204,7 +206,7 @@ class MixedSpace:
         if cont.size:
             values = self._to_values(X[:, cont], cont)
             X[:, cont] = self._from_values(values, cont)
-        for j, n in zip(self.cat_dims, self.n_choices):
+        for j, n in zip(self.cat_dims, self.n_choices, strict=True):
             X[:, j] = np.clip(np.round(X[:, j]), 0, n - 1)
         return X
 
@@ -217,7 +219,7 @@ class MixedSpace:
         for k, j in enumerate(self.cont_dims):
             col = values[:, k]
             columns[j] = [int(v) for v in col] if self._is_int[j] else [float(v) for v in col]
-        for j, n in zip(self.cat_dims, self.n_choices):
+        for j, n in zip(self.cat_dims, self.n_choices, strict=True):
             idx = np.clip(np.round(X[:, j]), 0, n - 1).astype(int)
             choices = self.modelled[j].choices  # type: ignore[union-attr]
             columns[j] = [choices[i] for i in idx]
@@ -253,7 +255,7 @@ class MixedSpace:
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` uniformly random encoded rows, already on the space's grids."""
         X = rng.random((n, self.dim))
-        for j, k in zip(self.cat_dims, self.n_choices):
+        for j, k in zip(self.cat_dims, self.n_choices, strict=True):
             X[:, j] = rng.integers(0, k, size=n)
         return self.round(X)
 

@@ -14,7 +14,7 @@ from common.space import MixedSpace
 
 
 class Strategy(ABC):
-    """A BO method: ``suggest(space, history, n, rng)`` returns ``n`` configurations to evaluate next.
+    """A BO method: ``suggest(space, history, n, rng)`` returns ``n`` configurations to try next.
 
     Any state a method needs (bandit weights, trust regions) is recomputed from the ordered
     ``history``; the only thing kept between calls is a small cache of GP hyper-parameters that
@@ -52,9 +52,7 @@ class Strategy(ABC):
         self._warm_lock = threading.Lock()
 
 
-def random_configs(
-    space: MixedSpace, n: int, rng: np.random.Generator
-) -> list[dict[str, Any]]:
+def random_configs(space: MixedSpace, n: int, rng: np.random.Generator) -> list[dict[str, Any]]:
     return space.decode(space.sample(n, rng))
 
 
@@ -67,3 +65,39 @@ def fit_cached(
     model, params = fit_gp(X, values, make_kernel, strategy.warm_start(key))
     strategy.remember(key, params)
     return model
+
+
+def _key(space: MixedSpace, config: Any) -> bytes:
+    return space.round(space.encode([config])).tobytes()
+
+
+def propose(
+    strategy: Strategy, space: MixedSpace, history: History, n: int, rng: np.random.Generator
+) -> list[dict[str, Any]]:
+    """``strategy.suggest`` without repeats: a suggestion equal to an evaluated, pending or
+    already-proposed configuration is replaced by a random one (re-evaluating a point wastes a
+    trial, and a repeat of a busy point duplicates a worker's job)."""
+    configs = strategy.suggest(space, history, n, rng)
+    seen = {_key(space, c) for c in (*history.configs, *history.pending)}
+    out = []
+    for config in configs:
+        for _ in range(20):
+            if _key(space, config) not in seen:
+                break
+            config = random_configs(space, 1, rng)[0]
+        seen.add(_key(space, config))
+        out.append(config)
+    return out
+
+
+PENDING_METHODS = ("playbook", "kriging_believer", "ignore")
+
+
+def check_pending_options(pending: str, penalizer: str, lipschitz: str) -> None:
+    """Validate the user's choice of batch handling early, with a message that lists the options."""
+    if pending not in PENDING_METHODS:
+        raise ValueError(f"pending must be one of {PENDING_METHODS}, got {pending!r}.")
+    if penalizer not in ("hlp", "lp"):
+        raise ValueError(f"penalizer must be 'hlp' (hard local) or 'lp', got {penalizer!r}.")
+    if lipschitz not in ("local", "global"):
+        raise ValueError(f"lipschitz must be 'local' or 'global', got {lipschitz!r}.")

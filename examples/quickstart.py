@@ -1,6 +1,6 @@
 """Swap one line: Optuna's default sampler -> mixbo's CoCaBOSampler on a mixed search space.
 
-    python examples/quickstart.py
+python examples/quickstart.py
 """
 
 import math
@@ -20,9 +20,9 @@ def objective(trial: optuna.Trial) -> float:
     best_lr = {"sgd": 3e-2, "adam": 1e-3, "rmsprop": 3e-4}[optimizer]
     loss = (math.log10(lr) - math.log10(best_lr)) ** 2
     loss += (dropout - (0.1 if activation == "relu" else 0.3)) ** 2 * 4
-    loss += 0.05 * (layers - 4) ** 2 + {"relu": 0.1, "tanh": 0.3, "gelu": 0.0, "silu": 0.05}[
-        activation
-    ]
+    loss += (
+        0.05 * (layers - 4) ** 2 + {"relu": 0.1, "tanh": 0.3, "gelu": 0.0, "silu": 0.05}[activation]
+    )
     return loss
 
 

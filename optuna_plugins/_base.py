@@ -1,14 +1,15 @@
 """What every mixbo Optuna sampler shares: Optuna's conventions around a :class:`common.Strategy`.
 
 The sampler only translates. Completed trials become a :class:`common.History` (values flipped for
-maximisation, failed trials dropped, ±inf clipped), the strategy suggests, and the result is returned
-as plain Python values. Parameters outside the intersection search space go to the independent
-sampler.
+maximisation, failed trials dropped, ±inf clipped), running trials its pending configurations, the
+strategy suggests, and the result is returned as plain Python values. Parameters outside the
+intersection search space go to the independent sampler.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 from abc import abstractmethod
 from collections.abc import Iterator, Sequence
@@ -23,12 +24,57 @@ from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from common.history import History
+from common.strategy import propose
 from optuna_plugins._space import to_mixed_space
 
 if TYPE_CHECKING:
     from common.strategy import Strategy
 
 _logger = optuna.logging.get_logger("optuna.mixbo")
+
+# Each trial's relative parameters are shared with other threads and processes through its system
+# attributes (as Optuna's GPSampler does), so that a trial sampled elsewhere but not yet reported
+# still counts as a busy point. Values are internal representations (category indices), as JSON
+# chunked to the RDB storage's column limit.
+_RELATIVE_PARAMS_KEY = "mixbo:relative_params"
+_SYSTEM_ATTR_MAX_LENGTH = 2045
+
+
+def _store_relative_params(
+    study: Study, trial: FrozenTrial, params: dict[str, Any], space: dict[str, BaseDistribution]
+) -> None:
+    text = json.dumps({k: space[k].to_internal_repr(v) for k, v in params.items()})
+    for i in range(0, len(text), _SYSTEM_ATTR_MAX_LENGTH):
+        study._storage.set_trial_system_attr(
+            trial._trial_id,
+            f"{_RELATIVE_PARAMS_KEY}:{i // _SYSTEM_ATTR_MAX_LENGTH}",
+            text[i : i + _SYSTEM_ATTR_MAX_LENGTH],
+        )
+
+
+def _pending_params(
+    trial: FrozenTrial, space: dict[str, BaseDistribution]
+) -> dict[str, Any] | None:
+    """A running trial's parameters over ``space`` (sampled or only drawn), if all are known."""
+    chunks, i = [], 0
+    while (chunk := trial.system_attrs.get(f"{_RELATIVE_PARAMS_KEY}:{i}")) is not None:
+        chunks.append(chunk)
+        i += 1
+    params: dict[str, Any] = {}
+    if chunks:
+        try:
+            stored = json.loads("".join(chunks))
+            for name, internal in stored.items():
+                if name in space and space[name]._contains(internal):
+                    params[name] = space[name].to_external_repr(internal)
+        except (ValueError, TypeError, IndexError):
+            params = {}
+    for name, value in trial.params.items():
+        if name in space:
+            dist = trial.distributions[name]
+            if space[name] == dist:
+                params[name] = value
+    return params if all(name in params for name in space) else None
 
 
 @contextlib.contextmanager
@@ -93,24 +139,35 @@ class MixedBOSampler(BaseSampler):
         self._check_single_objective(study)
         if not search_space:
             return {}
-        completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
+        completed = [t for t in trials if t.state == TrialState.COMPLETE]
         history = self._history(study, completed, search_space)
         if len(history) < max(self._n_startup_trials, 1):
             return {}
+        pending = [
+            p
+            for t in trials
+            if t.state == TrialState.RUNNING and t.number != trial.number
+            if (p := _pending_params(t, search_space)) is not None
+        ]
+        history = History(history.configs, history.values, tuple(pending))
         space = to_mixed_space(search_space)
         with self._lock:
             seed = int(self._rng.randint(2**31 - 1))
             strategy = self._strategy = self._strategy or self._make_strategy()
             try:
                 with _single_torch_thread():
-                    config = strategy.suggest(space, history, 1, np.random.default_rng(seed))[0]
+                    config = propose(strategy, space, history, 1, np.random.default_rng(seed))[0]
             except Exception as err:  # never crash the user's study
                 _logger.warning(
                     f"{type(self).__name__} failed to suggest ({type(err).__name__}: {err}); "
-                    f"trial {trial.number} falls back to {type(self._independent_sampler).__name__}."
+                    f"trial {trial.number} falls back to "
+                    f"{type(self._independent_sampler).__name__}."
                 )
                 return {}
-        return {name: config[name] for name in search_space}
+        params = {name: config[name] for name in search_space}
+        _store_relative_params(study, trial, params, search_space)
+        return params
 
     def sample_independent(
         self,

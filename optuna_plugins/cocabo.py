@@ -10,9 +10,9 @@ from optuna_plugins._base import MixedBOSampler
 class CoCaBOSampler(MixedBOSampler):
     """Continuous and categorical BO (Ru et al., ICML 2020) for float, int and categorical params.
 
-    EXP3 bandits choose the categories (one per categorical parameter, sharing the joint reward) and a
-    GP with CoCaBO's mixture kernel picks the float and int values by maximising UCB. Parameters that
-    do not appear in every trial (conditional or dynamic spaces) go to ``independent_sampler``.
+    EXP3 bandits choose the categories (one per categorical parameter, sharing the joint reward) and
+    a GP with CoCaBO's mixture kernel picks the float and int values by maximising UCB. Parameters
+    that do not appear in every trial (conditional or dynamic spaces) go to ``independent_sampler``.
 
     Example::
 
@@ -27,6 +27,12 @@ class CoCaBOSampler(MixedBOSampler):
         warn_independent_sampling: Log a warning when a parameter is sampled independently.
         kappa: UCB exploration weight (the paper uses 2).
         horizon: Budget assumed by EXP3's exploration-rate schedule (the paper's 200).
+        pending: How running trials (other threads' or processes') count: ``"playbook"``
+            penalises the acquisition around them (PLAyBOOK, the default),
+            ``"kriging_believer"`` conditions the GP on its mean there, ``"ignore"`` neither.
+        penalizer: PLAyBOOK's penaliser, ``"hlp"`` (hard local, default) or ``"lp"`` (local).
+        lipschitz: PLAyBOOK's Lipschitz estimate, ``"local"`` per busy point (default) or
+            ``"global"``.
     """
 
     def __init__(
@@ -38,7 +44,13 @@ class CoCaBOSampler(MixedBOSampler):
         warn_independent_sampling: bool = True,
         kappa: float = 2.0,
         horizon: int = 200,
+        pending: str = "playbook",
+        penalizer: str = "hlp",
+        lipschitz: str = "local",
     ) -> None:
+        from common.strategy import check_pending_options
+
+        check_pending_options(pending, penalizer, lipschitz)
         super().__init__(
             seed=seed,
             n_startup_trials=n_startup_trials,
@@ -47,8 +59,11 @@ class CoCaBOSampler(MixedBOSampler):
         )
         self._kappa = kappa
         self._horizon = horizon
+        self._pending = dict(pending=pending, penalizer=penalizer, lipschitz=lipschitz)
 
     def _make_strategy(self):
         from common.cocabo import CoCaBO
 
-        return CoCaBO(n_init=self._n_startup_trials, kappa=self._kappa, horizon=self._horizon)
+        return CoCaBO(
+            n_init=self._n_startup_trials, kappa=self._kappa, horizon=self._horizon, **self._pending
+        )

@@ -15,7 +15,9 @@ from common.bandit import (
 
 def test_gamma_follows_auers_schedule() -> None:
     # N = 3, T = 200: sqrt(3 ln 3 / ((e - 1) * 400/3)) ~= 0.12 (the reference's value)
-    assert exp3_gamma(3, 200) == pytest.approx(math.sqrt(3 * math.log(3) / ((math.e - 1) * 400 / 3)))
+    assert exp3_gamma(3, 200) == pytest.approx(
+        math.sqrt(3 * math.log(3) / ((math.e - 1) * 400 / 3))
+    )
     assert exp3_gamma(3, 200) == pytest.approx(0.12, abs=0.005)
     assert exp3_gamma(1, 200) == 0.0
     assert exp3_gamma(50, 1) == 1.0
@@ -45,7 +47,7 @@ def test_rewards_are_normalised_best_of_each_category() -> None:
     values = np.array([5.0, 1.0, 3.0])
     # last pull chose (0, 0): best of h1=0 is 3 -> (5-3)/4; best of h2=0 is 3 -> 0.5
     np.testing.assert_allclose(category_rewards(codes, values), [0.5, 0.5])
-    assert np.all((category_rewards(codes[:1], values[:1]) >= 0))
+    assert np.all(category_rewards(codes[:1], values[:1]) >= 0)
 
 
 def test_replay_prefers_the_rewarding_category_and_ignores_the_initial_design() -> None:
@@ -63,7 +65,7 @@ def test_replay_is_a_pure_function_of_the_history() -> None:
     codes, values = rng.integers(0, 4, size=(40, 2)), rng.random(40)
     a = replay_exp3(codes, values, (4, 4), 5, 100)
     b = replay_exp3(codes.copy(), values.copy(), (4, 4), 5, 100)
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(x, y)
 
 

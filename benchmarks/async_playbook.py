@@ -1,0 +1,143 @@
+"""PLAyBOOK on simulated asynchronous workers against Kriging believer, no penalisation and Optuna.
+
+k workers evaluate trials whose runtimes are half-normal with mean 1 (simulated, no waiting); each
+free worker asks for a new configuration while the other k − 1 are busy. For each problem and k the
+script prints, per sampler: the median best value at the end, the simulated time at which the
+median best-so-far curve first reaches the *target* (the best final median value of Optuna's
+asynchronous samplers, TPE with constant liar and GPSampler), that time as a fraction of the
+Optuna sampler's own run, and the rate of duplicate / near-duplicate suggestions (same categories
+and every continuous column within 1% of its range of an earlier trial's).
+
+    python benchmarks/async_playbook.py --problems func3c,pest,bbob-mixint-f10-d10 \
+        --workers 4,8 --seeds 3 --trials 60 --jobs 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+# name -> (mixbo sampler class, keyword arguments); Optuna's samplers are in compare.SAMPLERS
+VARIANTS: dict[str, tuple[str, dict]] = {
+    "cocabo-playbook": ("CoCaBOSampler", {}),
+    "cocabo-playbook-lp": ("CoCaBOSampler", {"penalizer": "lp"}),
+    "cocabo-kb": ("CoCaBOSampler", {"pending": "kriging_believer"}),
+    "cocabo-none": ("CoCaBOSampler", {"pending": "ignore"}),
+    "casmopolitan-playbook": ("CasmopolitanSampler", {}),
+    "casmopolitan-none": ("CasmopolitanSampler", {"pending": "ignore"}),
+    "bofm-playbook": ("BOFMSampler", {}),
+    "bofm-none": ("BOFMSampler", {"pending": "ignore"}),
+}
+OPTUNA_ASYNC = ("tpe-cl", "gp")
+
+
+def _factory(name: str):
+    import optuna_plugins
+    from optuna_plugins.compare import SAMPLERS
+
+    if name in VARIANTS:
+        cls, kwargs = VARIANTS[name]
+        return lambda seed: getattr(optuna_plugins, cls)(seed=seed, **kwargs)
+    return SAMPLERS[name]
+
+
+def near_duplicate_rate(space, params: list[dict]) -> float:
+    """Fraction of trials within 1% (continuous) and equal (categorical) of an earlier trial."""
+    X = space.encode([p for p in params if p])
+    cont, cat = list(space.cont_dims), list(space.cat_dims)
+    count = 0
+    for i in range(1, len(X)):
+        same_cat = np.all(X[:i, cat] == X[i, cat], axis=1) if cat else np.ones(i, bool)
+        close = np.all(np.abs(X[:i, cont] - X[i, cont]) <= 0.01, axis=1) if cont else True
+        count += bool(np.any(same_cat & close))
+    return count / max(len(X) - 1, 1)
+
+
+def _one(task: tuple[str, str, int, int, int]) -> dict:
+    import optuna
+
+    from common.problems import get_problem
+    from optuna_plugins.compare import run
+
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    problem_name, sampler, k, seed, trials = task
+    problem = get_problem(problem_name)
+    result = run(problem, _factory(sampler), seed, trials, workers=k)
+    order = np.argsort(result.end_times)
+    values = np.where(np.isnan(result.true_values), np.inf, result.true_values)[order]
+    return {
+        "problem": problem_name,
+        "sampler": sampler,
+        "k": k,
+        "seed": seed,
+        "times": result.end_times[order],
+        "best": np.minimum.accumulate(values),
+        "dup": near_duplicate_rate(problem.space, result.params),
+        "secs": result.seconds_per_suggestion,
+    }
+
+
+def _median_curve(runs: list[dict], grid: np.ndarray) -> np.ndarray:
+    curves = []
+    for r in runs:
+        idx = np.searchsorted(r["times"], grid, side="right") - 1
+        curves.append(np.where(idx >= 0, r["best"][np.maximum(idx, 0)], np.inf))
+    return np.median(np.asarray(curves), axis=0)
+
+
+def report(results: list[dict]) -> None:
+    keys = sorted({(r["problem"], r["k"]) for r in results})
+    for problem, k in keys:
+        rows = [r for r in results if r["problem"] == problem and r["k"] == k]
+        horizon = max(r["times"][-1] for r in rows)
+        grid = np.linspace(0.0, horizon, 2001)
+        samplers = list(dict.fromkeys(r["sampler"] for r in rows))
+        curves = {s: _median_curve([r for r in rows if r["sampler"] == s], grid) for s in samplers}
+        ends = {s: np.median([r["times"][-1] for r in rows if r["sampler"] == s]) for s in samplers}
+        baselines = [s for s in samplers if s in OPTUNA_ASYNC]
+        target_sampler = min(baselines, key=lambda s: curves[s][-1]) if baselines else None
+        target = curves[target_sampler][-1] if target_sampler else np.nan
+        print(f"\n### {problem}, k = {k} workers (target {target:.5g}, from {target_sampler})")
+        print(
+            "| sampler | median final best | time to target | fraction of target's run "
+            "| near-duplicates | s/suggestion |"
+        )
+        print("|---|---|---|---|---|---|")
+        for s in samplers:
+            hit = np.flatnonzero(curves[s] <= target)
+            t = grid[hit[0]] if len(hit) else np.inf
+            frac = t / ends[target_sampler] if target_sampler else np.nan
+            dup = np.mean([r["dup"] for r in rows if r["sampler"] == s])
+            secs = np.mean([r["secs"] for r in rows if r["sampler"] == s])
+            print(f"| {s} | {curves[s][-1]:.5g} | {t:.1f} | {frac:.2f} | {dup:.1%} | {secs:.2f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problems", default="func3c,pest,bbob-mixint-f10-d10")
+    parser.add_argument("--samplers", default="cocabo-playbook,cocabo-kb,cocabo-none,tpe-cl,gp")
+    parser.add_argument("--workers", default="4,8")
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--trials", type=int, default=60)
+    parser.add_argument("--jobs", type=int, default=1)
+    args = parser.parse_args()
+    tasks = list(
+        itertools.product(
+            args.problems.split(","),
+            args.samplers.split(","),
+            [int(k) for k in args.workers.split(",")],
+            range(args.seeds),
+            [args.trials],
+        )
+    )
+    with ProcessPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(_one, tasks))
+    print(f"{args.seeds} seeds, {args.trials} trials, half-normal runtimes of mean 1")
+    report(results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""Busy trials across threads and processes: PLAyBOOK through Optuna's storage."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import optuna
+from optuna.storages import JournalStorage
+from optuna.storages.journal import JournalFileBackend
+from optuna.trial import TrialState
+
+from optuna_plugins import CoCaBOSampler
+from optuna_plugins._base import _pending_params
+
+
+def mixed(trial: optuna.Trial) -> float:
+    x = trial.suggest_float("x", -2, 2)
+    n = trial.suggest_int("n", 0, 8)
+    c = trial.suggest_categorical("c", ["a", "b", "c"])
+    return (x - 0.5) ** 2 + abs(n - 3) / 4 + (c != "b")
+
+
+def test_a_sampled_but_unreported_trial_is_a_busy_point_for_the_next() -> None:
+    study = optuna.create_study(sampler=CoCaBOSampler(seed=0, n_startup_trials=4))
+    study.optimize(mixed, n_trials=6)
+    first = study.ask()
+    mixed(first)  # samples, but is never told: it stays RUNNING
+    frozen = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))[0]
+    space = {k: v for k, v in study.trials[0].distributions.items()}
+    assert _pending_params(frozen, space) == first.params
+    seen = []
+    strategy = study.sampler._strategy
+    original = strategy.suggest
+
+    def spy(space, history, n, rng):
+        seen.append(history.pending)
+        return original(space, history, n, rng)
+
+    strategy.suggest = spy
+    second = study.ask()
+    mixed(second)
+    assert seen and list(seen[-1]) == [first.params]
+
+
+def test_relative_params_stored_before_any_suggest_call_are_read_back() -> None:
+    study = optuna.create_study(sampler=CoCaBOSampler(seed=0, n_startup_trials=3))
+    study.optimize(mixed, n_trials=4)
+    space = dict(study.trials[0].distributions)
+    trial = study.ask()
+    assert trial.relative_params  # relative sampling happens, no suggest_* call yet
+    frozen = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))[0]
+    assert frozen.params == {}
+    params = _pending_params(frozen, space)
+    assert params is not None and set(params) == {"x", "n", "c"}
+    assert isinstance(params["n"], int) and params["c"] in ("a", "b", "c")
+
+
+def test_stale_running_trials_do_not_block() -> None:
+    study = optuna.create_study(sampler=CoCaBOSampler(seed=0, n_startup_trials=3))
+    study.optimize(mixed, n_trials=4)
+    for _ in range(3):  # crashed workers: sampled, never reported
+        mixed(study.ask())
+    study.optimize(mixed, n_trials=4)
+    assert sum(t.state == TrialState.COMPLETE for t in study.trials) == 8
+
+
+def _worker(path: str, seed: int, n_trials: int) -> None:
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    storage = JournalStorage(JournalFileBackend(path))
+    study = optuna.load_study(
+        study_name="shared", storage=storage, sampler=CoCaBOSampler(seed=seed, n_startup_trials=5)
+    )
+    study.optimize(mixed, n_trials=n_trials)
+
+
+def test_four_processes_share_one_journal_file_without_duplicates(tmp_path) -> None:
+    path = str(tmp_path / "journal.log")
+    storage = JournalStorage(JournalFileBackend(path))
+    optuna.create_study(study_name="shared", storage=storage)
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_worker, args=(path, seed, 10)) for seed in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=600)
+        assert p.exitcode == 0, f"a worker exited with {p.exitcode}"
+    trials = optuna.load_study(study_name="shared", storage=storage).trials
+    assert len(trials) == 40
+    assert all(t.state == TrialState.COMPLETE for t in trials)
+    configs = [tuple(sorted(t.params.items())) for t in trials]
+    duplicates = {c for c in configs if configs.count(c) > 1}
+    assert not duplicates, f"duplicated configurations: {duplicates}"

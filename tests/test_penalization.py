@@ -1,0 +1,136 @@
+"""PLAyBOOK's penalisers and the batch/asynchronous behaviour they give every strategy."""
+
+import numpy as np
+import pytest
+import torch
+
+from common.acquisition import upper_confidence_bound
+from common.bandit import dependent_rounding, draw_category_batch, exp3m_probabilities
+from common.cocabo import CoCaBO
+from common.gp import DTYPE, fit_gp
+from common.history import History
+from common.kernels import cocabo_kernel
+from common.penalization import MixedDistance, acquisition_with_busy_points, penalize
+from common.space import Categorical, Float, MixedSpace
+
+SPACE = MixedSpace([Float("x1", 0, 1), Float("x2", 0, 1), Categorical("h", ("a", "b", "c"))])
+
+
+def objective(c: dict) -> float:
+    return (c["x1"] - 0.3) ** 2 + (c["x2"] - 0.7) ** 2 + 0.3 * (c["h"] != "b")
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    configs = SPACE.decode(SPACE.sample(20, rng))
+    values = np.array([objective(c) for c in configs])
+    X = SPACE.encode(configs)
+    model, _ = fit_gp(X, values, lambda: cocabo_kernel([0, 1], [2]))
+    return configs, values, X, model
+
+
+@pytest.mark.parametrize("penalizer", ["hlp", "lp"])
+def test_penalty_is_zero_at_a_busy_point_and_one_far_away(data, penalizer) -> None:
+    _, _, X, model = data
+    busy = np.array([[0.3, 0.7, 1.0]])
+    acqf = penalize(
+        upper_confidence_bound(model),
+        model,
+        busy,
+        [0, 1],
+        [2],
+        (3,),
+        np.random.default_rng(0),
+        best=float(model.train_targets.max()),
+        penalizer=penalizer,
+    )
+    at = acqf.log_penalty(torch.tensor([[0.3, 0.7, 1.0]], dtype=DTYPE))
+    far = acqf.log_penalty(torch.tensor([[1.0, 0.0, 0.0]], dtype=DTYPE))
+    if penalizer == "hlp":  # the hard penaliser is 0 at the busy point and 1 beyond its radius
+        assert torch.exp(at).item() < 1e-3
+        assert torch.exp(far).item() > 0.95
+    else:  # González's LP is only *smaller* there (the weakness PLAyBOOK's HLP fixes)
+        assert torch.exp(at).item() < 0.5 < torch.exp(far).item()
+    # monotone in distance along a ray from the busy point (same category)
+    ray = torch.tensor([[0.3 + t, 0.7, 1.0] for t in np.linspace(0, 0.6, 13)], dtype=DTYPE)
+    phi = acqf.log_penalty(ray)
+    assert torch.all(phi[1:] >= phi[:-1] - 1e-9)
+
+
+def test_mixed_distance_counts_category_changes_and_scaled_continuous_steps() -> None:
+    d = MixedDistance([0, 1], [2], torch.tensor([0.5, 2.0], dtype=DTYPE))
+    busy = torch.tensor([[0.0, 0.0, 0.0]], dtype=DTYPE)
+    X = torch.tensor([[0.5, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]], dtype=DTYPE)
+    np.testing.assert_allclose(d(X, busy).squeeze(-1).numpy(), [1.0, 1.0, 1.0], atol=1e-6)
+
+
+@pytest.mark.parametrize("pending", ["playbook", "kriging_believer"])
+def test_no_suggestion_lands_on_a_busy_point(data, pending) -> None:
+    configs, values, X, _ = data
+    history = History.from_lists(configs, values)
+    free = CoCaBO(n_init=5, pending="ignore").suggest(SPACE, history, 1, np.random.default_rng(1))
+    busy_history = History(history.configs, history.values, tuple(free))
+    strategy = CoCaBO(n_init=5, pending=pending)
+    new = strategy.suggest(SPACE, busy_history, 1, np.random.default_rng(1))[0]
+    a, b = SPACE.encode([new])[0], SPACE.encode(free)[0]
+    if a[2] == b[2]:  # same category: the continuous part must move away
+        assert np.linalg.norm(a[:2] - b[:2]) > 0.02
+
+
+def test_a_batch_has_distinct_points_and_ignore_can_repeat(data) -> None:
+    configs, values, _, _ = data
+    history = History.from_lists(configs, values)
+    batch = CoCaBO(n_init=5).suggest(SPACE, history, 4, np.random.default_rng(2))
+    enc = SPACE.encode(batch)
+    for i in range(4):
+        for j in range(i):
+            same_cat = enc[i, 2] == enc[j, 2]
+            assert not same_cat or np.linalg.norm(enc[i, :2] - enc[j, :2]) > 0.02
+
+
+def test_kriging_believer_conditions_on_the_mean(data) -> None:
+    _, _, _, model = data
+    busy = np.array([[0.3, 0.7, 1.0]])
+    acqf = acquisition_with_busy_points(
+        lambda m: upper_confidence_bound(m),
+        model,
+        busy,
+        [0, 1],
+        [2],
+        (3,),
+        np.random.default_rng(0),
+        pending="kriging_believer",
+    )
+    x = torch.tensor(busy, dtype=DTYPE)
+    assert acqf.model.posterior(x).variance.item() < model.posterior(x).variance.item()
+
+
+def test_invalid_pending_options_are_explained() -> None:
+    with pytest.raises(ValueError, match="pending must be one of"):
+        CoCaBO(pending="liar")
+    with pytest.raises(ValueError, match="penalizer"):
+        CoCaBO(penalizer="soft")
+
+
+def test_exp3m_marginals_are_capped_and_sum_to_the_batch_size() -> None:
+    p = exp3m_probabilities(np.log(np.array([1.0, 1.0, 1.0, 500.0, 1.0])), 0.1, 3)
+    assert p.sum() == pytest.approx(3.0)
+    assert p.max() <= 1.0 + 1e-12 and p[3] == pytest.approx(1.0)
+
+
+def test_dependent_rounding_draws_distinct_arms_with_the_marginals() -> None:
+    rng = np.random.default_rng(0)
+    p = np.array([0.2, 0.9, 0.5, 0.4])
+    counts = np.zeros(4)
+    for _ in range(3000):
+        chosen = dependent_rounding(p, rng)
+        assert len(chosen) == 2 and len(set(chosen)) == 2
+        counts[chosen] += 1
+    np.testing.assert_allclose(counts / 3000, p, atol=0.04)
+
+
+def test_category_batch_covers_all_arms_when_the_batch_is_larger() -> None:
+    rows = draw_category_batch([np.zeros(3), np.zeros(5)], 200, 4, np.random.default_rng(0))
+    assert set(rows[:, 0]) == {0, 1, 2}  # 3 arms, batch of 4: every arm at least once
+    assert len(set(rows[:, 1])) == 4  # 5 arms, batch of 4: distinct arms
