@@ -21,7 +21,8 @@ from gpytorch.mlls import ExactMarginalLogLikelihood
 _logger = logging.getLogger("optuna.mixbo.gp")
 
 DTYPE = torch.float64
-FIT_TIMEOUT_SEC = 5.0
+FIT_MAXITER = 200  # iteration cap: the result does not depend on the machine's load
+FIT_TIMEOUT_SEC = 60.0  # a safety net against pathological slowness only
 
 
 def standardise(values: np.ndarray) -> np.ndarray:
@@ -78,7 +79,9 @@ def fit_gp(
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                fit_gpytorch_mll_scipy(mll, timeout_sec=FIT_TIMEOUT_SEC)
+                fit_gpytorch_mll_scipy(
+                    mll, options={"maxiter": FIT_MAXITER}, timeout_sec=FIT_TIMEOUT_SEC
+                )
             if all(torch.isfinite(p).all() for p in model.parameters()):
                 model.eval()
                 return model, _parameters(model)

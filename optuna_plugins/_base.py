@@ -8,11 +8,10 @@ intersection search space go to the independent sampler.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
 from abc import abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,6 +23,7 @@ from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from common.history import History
+from common.runtime import single_torch_thread
 from common.strategy import propose
 from optuna_plugins._space import to_mixed_space
 
@@ -75,20 +75,6 @@ def _pending_params(
             if space[name] == dist:
                 params[name] = value
     return params if all(name in params for name in space) else None
-
-
-@contextlib.contextmanager
-def _single_torch_thread() -> Iterator[None]:
-    """One torch thread on the CPU for the numerical work; the caller's setting is restored."""
-    import torch
-
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with torch.device("cpu"):
-            yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 class MixedBOSampler(BaseSampler):
@@ -156,7 +142,7 @@ class MixedBOSampler(BaseSampler):
             seed = int(self._rng.randint(2**31 - 1))
             strategy = self._strategy = self._strategy or self._make_strategy()
             try:
-                with _single_torch_thread():
+                with single_torch_thread():
                     config = propose(strategy, space, history, 1, np.random.default_rng(seed))[0]
             except Exception as err:  # never crash the user's study
                 _logger.warning(

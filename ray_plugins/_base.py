@@ -1,0 +1,361 @@
+"""What every mixbo Ray Tune searcher shares: Tune's ``Searcher`` conventions around a strategy.
+
+The searcher only translates. The Tune space becomes a :class:`common.MixedSpace` (see
+:mod:`ray_plugins._space`); the trials it suggested and the points it was given are kept in the
+order they were asked, and each suggestion hands the strategy a :class:`common.History` of the
+completed ones (values flipped for ``mode="max"``, failed and NaN results dropped, ±inf clipped)
+with the live trials as ``pending``. Everything is plain data plus a seeded generator, so ``save``
+and ``restore`` resume an experiment exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import numbers
+import time
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from ray import cloudpickle
+from ray.tune.result import DEFAULT_METRIC
+from ray.tune.search import UNDEFINED_METRIC_MODE, UNDEFINED_SEARCH_SPACE, Searcher
+
+from common.history import History
+from common.runtime import single_torch_thread
+from ray_plugins._space import TuneSpace, convert_search_space
+
+if TYPE_CHECKING:
+    from common.strategy import Strategy
+
+_logger = logging.getLogger("ray.tune.search.mixbo")
+
+_LIVE, _COMPLETE, _FAILED = "live", "complete", "failed"
+
+
+@dataclass
+class _Record:
+    """One trial (or given point): its core configuration, state and raw metric value."""
+
+    config: dict[str, Any]
+    state: str
+    value: float | None = None
+    suggested: bool = True
+
+
+def _load_numerics() -> None:
+    """Import the core's numerical stack (torch, gpytorch, botorch) once, outside the timing."""
+    import botorch  # noqa: F401
+    import gpytorch  # noqa: F401
+    import torch  # noqa: F401
+
+
+class MixedBOSearch(Searcher):
+    """Base of mixbo's Tune searchers; subclasses say which :class:`common.Strategy` to run.
+
+    Args:
+        space: A Tune search space (dict of domains and constants, possibly nested), or the result
+            of :meth:`convert_search_space`. Leave it out to take ``param_space`` from the Tuner.
+        metric: The reported metric to optimise (``"_metric"`` if only ``mode`` is given).
+        mode: ``"min"`` or ``"max"``.
+        points_to_evaluate: Configurations to try first, in order; missing parameters are drawn
+            at random.
+        evaluated_rewards: Metric values of ``points_to_evaluate``; when given, those points are
+            added as observations instead of being evaluated.
+        seed: Seed of the searcher's own random generator (global RNGs are never touched).
+        n_startup_trials: Trials drawn at random before BO starts (``points_to_evaluate`` and
+            evaluated points count towards them).
+        max_trials: After this many suggestions, ``suggest`` returns ``Searcher.FINISHED``.
+        max_concurrent: Suggestions are withheld (``None``) while this many trials are live;
+            0 means no limit of the searcher's own (``TuneConfig.max_concurrent_trials`` sets it).
+        slow_suggestion_s: Log a warning when one suggestion takes longer than this.
+    """
+
+    def __init__(
+        self,
+        space: Mapping[str, Any] | TuneSpace | None = None,
+        metric: str | None = None,
+        mode: str | None = None,
+        points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
+        evaluated_rewards: Sequence[float] | None = None,
+        *,
+        seed: int | None = None,
+        n_startup_trials: int = 10,
+        max_trials: int | None = None,
+        max_concurrent: int = 0,
+        slow_suggestion_s: float = 5.0,
+    ) -> None:
+        _check_mode(metric, mode)
+        super().__init__(metric=metric, mode=mode)
+        if n_startup_trials < 0:
+            raise ValueError(f"n_startup_trials must be >= 0, got {n_startup_trials}.")
+        if max_trials is not None and max_trials < 0:
+            raise ValueError(f"max_trials must be >= 0, got {max_trials}.")
+        if max_concurrent < 0:
+            raise ValueError(f"max_concurrent must be >= 0, got {max_concurrent}.")
+        n_points = len(points_to_evaluate or ())
+        if evaluated_rewards is not None and len(evaluated_rewards) != n_points:
+            raise ValueError(
+                f"evaluated_rewards has {len(evaluated_rewards)} values for {n_points} "
+                "points_to_evaluate."
+            )
+        self._seed = seed
+        self._rng = np.random.RandomState(seed)
+        self._n_startup_trials = n_startup_trials
+        self._max_trials = max_trials
+        self._max_concurrent = max_concurrent
+        self._slow_suggestion_s = slow_suggestion_s
+        self._space: TuneSpace | None = None
+        self._trials: dict[str, _Record] = {}  # in the order they were asked
+        self._n_suggested = 0
+        self._n_given = 0
+        self._points: list[Mapping[str, Any]] = list(points_to_evaluate or ())
+        self._rewards = list(evaluated_rewards) if evaluated_rewards is not None else None
+        self._strategy = self._make_strategy()
+        if space:
+            self._set_space(space)
+
+    # ------------------------------------------------------------------ for subclasses
+    @abstractmethod
+    def _make_strategy(self) -> Strategy:
+        """The method's strategy (its module is imported here, not when ``ray_plugins`` is)."""
+
+    # ------------------------------------------------------------------ search space
+    @staticmethod
+    def convert_search_space(spec: Mapping[str, Any]) -> TuneSpace:
+        """A Tune search space (nested dicts of domains and constants) to mixbo's.
+
+        Supports ``uniform``, ``loguniform``, ``quniform``, ``qloguniform``, ``randint``,
+        ``lograndint``, ``qrandint``, ``qlograndint`` and ``choice`` (any categories, stored by
+        index); raises a ``ValueError`` naming the parameter for ``grid_search``, ``sample_from``
+        and unbounded ``randn``.
+        """
+        return convert_search_space(spec)
+
+    def set_search_properties(
+        self, metric: str | None, mode: str | None, config: dict, **spec: Any
+    ) -> bool:
+        if self._space is not None:  # Tune's convention: the constructor's space wins
+            self._set_metric_mode(self._metric or metric, self._mode or mode)  # fill in the gaps
+            return False
+        space = convert_search_space(config)
+        self._set_metric_mode(metric or self._metric, mode or self._mode)
+        self._set_space(space)
+        return True
+
+    def set_max_concurrency(self, max_concurrent: int) -> bool:
+        """Enforce Tune's ``max_concurrent_trials`` here: ``suggest`` returns ``None`` when full."""
+        self._max_concurrent = max(int(max_concurrent), 0)
+        return True
+
+    def _set_metric_mode(self, metric: str | None, mode: str | None) -> None:
+        _check_mode(metric, mode)
+        self._metric, self._mode = metric, mode
+        self._add_rewarded_points()
+
+    def _set_space(self, space: Mapping[str, Any] | TuneSpace) -> None:
+        self._space = convert_search_space(space)
+        converted = [self._space.to_core(p, partial=True) for p in self._points]  # validates them
+        if self._rewards is None:
+            self._points = converted
+        self._add_rewarded_points()
+
+    def _add_rewarded_points(self) -> None:
+        """``points_to_evaluate`` with ``evaluated_rewards`` become observations once the space
+        and the mode are known."""
+        if self._rewards is None or self._space is None or not self._mode:
+            return
+        points, rewards = self._points, self._rewards
+        self._points, self._rewards = [], None
+        for point, reward in zip(points, rewards, strict=True):
+            self.add_evaluated_point(point, reward)
+
+    def _check_ready(self) -> None:
+        if self._space is None:
+            raise RuntimeError(
+                UNDEFINED_SEARCH_SPACE.format(cls=type(self).__name__, space="space")
+            )
+        if self._mode and not self._metric:
+            self._metric = DEFAULT_METRIC
+        if not self._metric or not self._mode:
+            raise RuntimeError(
+                UNDEFINED_METRIC_MODE.format(
+                    cls=type(self).__name__, metric=self._metric, mode=self._mode
+                )
+            )
+
+    # ------------------------------------------------------------------ Tune API
+    def suggest(self, trial_id: str) -> dict | str | None:
+        self._check_ready()
+        space = self._space
+        assert space is not None
+        known = self._trials.get(trial_id)
+        if known is not None:  # asked twice for the same trial: the same answer
+            return space.to_config(known.config)
+        if self._max_trials is not None and self._n_suggested >= self._max_trials:
+            return Searcher.FINISHED
+        if self._max_concurrent and self._n_live() >= self._max_concurrent:
+            return None
+        seed = int(self._rng.randint(2**31 - 1))
+        rng = np.random.default_rng(seed)
+        if self._points:
+            point = self._points.pop(0)
+            config = {**space.sample(1, rng)[0], **point}
+        else:
+            config = self._next_config(space, rng)
+        self._trials[trial_id] = _Record(config, _LIVE)
+        self._n_suggested += 1
+        return space.to_config(config)
+
+    def on_trial_result(self, trial_id: str, result: dict) -> None:
+        pass  # the final result arrives with on_trial_complete; keep Tune's event loop fast
+
+    def on_trial_complete(
+        self, trial_id: str, result: dict | None = None, error: bool = False
+    ) -> None:
+        record = self._trials.get(trial_id)
+        if record is None:
+            _logger.warning(f"{type(self).__name__}: completion of unknown trial {trial_id}.")
+            return
+        if record.state != _LIVE:
+            _logger.warning(
+                f"{type(self).__name__}: trial {trial_id} completed twice; the second result "
+                "is ignored."
+            )
+            return
+        if error:
+            _logger.debug(f"{type(self).__name__}: trial {trial_id} errored; not modelled.")
+            record.state = _FAILED
+            return
+        value = self._metric_value(trial_id, result)
+        if value is None:
+            record.state = _FAILED
+            return
+        record.state, record.value = _COMPLETE, value
+
+    def add_evaluated_point(
+        self,
+        parameters: dict,
+        value: float,
+        error: bool = False,
+        pruned: bool = False,
+        intermediate_values: list[float] | None = None,
+    ) -> None:
+        """An observation made outside this searcher (warm start); failed or pruned ones are kept
+        for the record but not modelled."""
+        self._check_ready()
+        assert self._space is not None
+        config = self._space.to_core(parameters)
+        self._n_given += 1
+        key = f"__evaluated_{self._n_given}"
+        if error or pruned:
+            self._trials[key] = _Record(config, _FAILED, suggested=False)
+            return
+        number = self._metric_value(key, {self._metric: value})
+        state = _FAILED if number is None else _COMPLETE
+        self._trials[key] = _Record(config, state, number, suggested=False)
+
+    # ------------------------------------------------------------------ saving
+    def save(self, checkpoint_path: str) -> None:
+        with open(checkpoint_path, "wb") as f:
+            cloudpickle.dump(self.get_state(), f)
+
+    def restore(self, checkpoint_path: str) -> None:
+        with open(checkpoint_path, "rb") as f:
+            self.set_state(cloudpickle.load(f))
+
+    def get_state(self) -> dict:
+        return self.__dict__.copy()
+
+    def set_state(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def space(self) -> TuneSpace | None:
+        """The converted search space (``None`` until one is given)."""
+        return self._space
+
+    def history(self) -> History:
+        """Completed observations in the order they were asked, live trials as pending."""
+        done = [r for r in self._trials.values() if r.state == _COMPLETE]
+        values = np.asarray([r.value for r in done], dtype=float)
+        if self._mode == "max":
+            values = -values
+        finite = np.isfinite(values)
+        if not finite.all():  # ±inf (NaN never gets here): clip to the finite range
+            lo, hi = (values[finite].min(), values[finite].max()) if finite.any() else (0.0, 0.0)
+            values = np.clip(np.nan_to_num(values, posinf=hi, neginf=lo), lo, hi)
+        pending = [r.config for r in self._trials.values() if r.state == _LIVE]
+        return History(tuple(r.config for r in done), values, tuple(pending))
+
+    def _n_live(self) -> int:
+        return sum(r.state == _LIVE for r in self._trials.values())
+
+    def _next_config(self, space: TuneSpace, rng: np.random.Generator) -> dict[str, Any]:
+        history = self.history()
+        if len(self._trials) < self._n_startup_trials or len(history) == 0:
+            return space.sample(1, rng)[0]
+        name = type(self).__name__
+        _load_numerics()  # one-off imports are not the suggestion's time
+        start = time.perf_counter()
+        try:
+            with single_torch_thread():
+                config = self._strategy.suggest(space.mixed, history, 1, rng)[0]
+            space.to_config(config)  # a malformed suggestion fails here, not in the trial
+        except Exception as err:  # a suggestion never crashes the experiment
+            _logger.warning(
+                f"{name} failed to suggest ({type(err).__name__}: {err}); the trial gets a "
+                "random configuration instead."
+            )
+            return space.sample(1, rng)[0]
+        elapsed = time.perf_counter() - start
+        if elapsed > self._slow_suggestion_s:
+            _logger.warning(
+                f"{name} took {elapsed:.1f} s for one suggestion ({len(history)} observations, "
+                f"{len(history.pending)} live trials, {space.mixed.dim} modelled parameters); "
+                "Tune's driver waits meanwhile. Fewer trials or parameters make it faster."
+            )
+        return config
+
+    def _metric_value(self, trial_id: str, result: Mapping[str, Any] | None) -> float | None:
+        name = type(self).__name__
+        if not result or self._metric not in result:
+            _logger.warning(
+                f"{name}: trial {trial_id} reported no {self._metric!r}; it is left out of the "
+                "model."
+            )
+            return None
+        value = result[self._metric]
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            _logger.warning(
+                f"{name}: trial {trial_id} reported {self._metric}={value!r}, not a number; it "
+                "is left out of the model."
+            )
+            return None
+        value = float(value)
+        if math.isnan(value):
+            _logger.warning(
+                f"{name}: trial {trial_id} reported {self._metric}=nan; it is left out of the "
+                "model."
+            )
+            return None
+        if math.isinf(value):
+            _logger.warning(
+                f"{name}: trial {trial_id} reported {self._metric}={value}; it is clipped to the "
+                "range of the finite values for the model."
+            )
+        return value
+
+
+def _check_mode(metric: Any, mode: Any) -> None:
+    if isinstance(metric, (list, tuple)) or isinstance(mode, (list, tuple)):
+        raise ValueError(
+            "mixbo searchers optimise a single metric; for several objectives use Ray's "
+            "OptunaSearch with a multi-objective sampler."
+        )
+    if mode is not None and mode not in ("min", "max"):
+        raise ValueError(f"mode must be 'min' or 'max', got {mode!r}.")

@@ -1,0 +1,449 @@
+"""mixbo's Ray Tune searchers: space conversion, Tune's Searcher contract, and one real Tune run.
+
+Everything but the last test runs without ``ray.init`` (Tune's searchers are plain objects).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import pickle
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ray.tune")
+
+from ray import tune  # noqa: E402
+from ray.tune.search import ConcurrencyLimiter, Searcher  # noqa: E402
+
+import ray_plugins  # noqa: E402
+from common.space import Categorical, Float, Integer  # noqa: E402
+from ray_plugins import BOFMSearch, CasmopolitanSearch, CoCaBOSearch  # noqa: E402
+
+SEARCHERS = {
+    "cocabo": (CoCaBOSearch, "common.cocabo"),
+    "casmopolitan": (CasmopolitanSearch, "common.casmopolitan"),
+    "bofm": (BOFMSearch, "common.bofm"),
+}
+
+SPACE = {
+    "x": tune.uniform(-2.0, 2.0),
+    "lr": tune.loguniform(1e-4, 1e-1),
+    "layers": tune.randint(1, 5),
+    "opt": tune.choice(["sgd", "adam", [1, 2], {"k": 1}]),
+    "model": {"width": tune.qrandint(16, 128, 16), "name": "mlp"},
+    "seed": 7,
+}
+
+
+def objective(config: dict) -> float:
+    opt_cost = {"sgd": 0.0, "adam": 0.5}.get(config["opt"], 1.0) if isinstance(
+        config["opt"], str
+    ) else 1.0
+    return (
+        (config["x"] - 0.5) ** 2
+        + abs(math.log10(config["lr"]) + 2)
+        + 0.1 * config["layers"]
+        + opt_cost
+        + config["model"]["width"] / 128
+    )
+
+
+def assert_valid(config: dict) -> None:
+    """A configuration Tune's own sampler could have produced for SPACE."""
+    assert -2.0 <= config["x"] <= 2.0 and isinstance(config["x"], float)
+    assert 1e-4 <= config["lr"] <= 1e-1
+    assert config["layers"] in {1, 2, 3, 4} and isinstance(config["layers"], int)
+    assert config["opt"] in ["sgd", "adam", [1, 2], {"k": 1}]
+    assert config["model"]["width"] in set(range(16, 129, 16))
+    assert config["model"]["name"] == "mlp" and config["seed"] == 7
+
+
+@pytest.fixture(params=list(SEARCHERS))
+def searcher_cls(request):
+    cls, module = SEARCHERS[request.param]
+    pytest.importorskip(module)
+    return cls
+
+
+@pytest.fixture
+def mixbo_log(caplog):
+    """Records of mixbo's logger (it lives under Ray's logger, which does not propagate)."""
+    logger = logging.getLogger("ray.tune.search.mixbo")
+    logger.addHandler(caplog.handler)
+    caplog.handler.setLevel(logging.DEBUG)
+    yield caplog
+    logger.removeHandler(caplog.handler)
+
+
+def run(searcher: Searcher, n: int, start: int = 0) -> list[dict]:
+    configs = []
+    for i in range(start, start + n):
+        config = searcher.suggest(f"t{i}")
+        searcher.on_trial_complete(f"t{i}", {"loss": objective(config)})
+        configs.append(config)
+    return configs
+
+
+# ------------------------------------------------------------------------------------ conversion
+def test_import_does_not_load_torch():
+    code = "import sys, ray_plugins; sys.exit('torch' in sys.modules)"
+    root = Path(__file__).resolve().parents[1]
+    assert subprocess.run([sys.executable, "-c", code], cwd=root).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "domain, param, kind",
+    [
+        (tune.uniform(-1, 3), Float("p", -1.0, 3.0), "value"),
+        (tune.loguniform(1e-3, 10), Float("p", 1e-3, 10.0, log=True), "value"),
+        (tune.quniform(-1, 3, 0.5), Float("p", -1.0, 3.0, step=0.5), "value"),
+        (tune.qloguniform(0.5, 20, 0.5), Integer("p", 1, 40, log=True), "grid_index"),
+        (tune.randint(-2, 5), Integer("p", -2, 4), "value"),
+        (tune.lograndint(1, 100), Integer("p", 1, 99, log=True), "value"),
+        (tune.qrandint(1, 10, 3), Integer("p", 3, 9, step=3), "value"),
+        (tune.qrandint(0, 5, 1), Integer("p", 0, 4), "value"),
+        (tune.qlograndint(2, 64, 2), Integer("p", 1, 32, log=True), "grid_index"),
+        (tune.qlograndint(1, 64, 1), Integer("p", 1, 63, log=True), "value"),
+        (tune.choice(["a", [1], {"b": 2}]), Categorical("p", (0, 1, 2)), "choice"),
+    ],
+)
+def test_each_domain_converts_to_the_values_tune_would_sample(domain, param, kind):
+    space = CoCaBOSearch.convert_search_space({"p": domain})
+    (dim,) = space.dimensions
+    assert (dim.param, dim.kind) == (param, kind)
+    # The values mixbo can produce are exactly those Tune's own sampler produces.
+    draws = domain.sample(size=4000, random_state=np.random.default_rng(0))
+    tune_values = [domain.cast(v) for v in draws]
+    ours = [space.to_config(x)["p"] for x in space.sample(4000, np.random.default_rng(1))]
+    assert all(domain.is_valid(v) for v in ours)
+    if isinstance(param, (Integer, Categorical)):
+        assert sorted(set(map(repr, ours))) == sorted(set(map(repr, tune_values)))
+    assert {type(v) for v in ours} <= {type(v) for v in tune_values}
+    for v in ours[:50]:  # Tune values map back to the same model coordinates
+        assert space.to_config(space.to_core({"p": v}))["p"] == v
+
+
+def test_nested_spaces_and_constants_round_trip():
+    space = CoCaBOSearch.convert_search_space(
+        {
+            "a": {"b": tune.uniform(0, 1), "c": {"d": tune.choice([[1, 2], [3]])}, "k": [1, 2]},
+            "layers": [tune.randint(1, 4), 64],
+            "e": {},
+            "name": "x",
+        }
+    )
+    assert space.names == ("a/b", "a/c/d", "layers/0")
+    config = space.to_config({"a/b": 0.25, "a/c/d": 1, "layers/0": 3})
+    assert config == {
+        "a": {"b": 0.25, "c": {"d": [3]}, "k": [1, 2]},
+        "layers": [3, 64],
+        "e": {},
+        "name": "x",
+    }
+    assert space.to_core(config) == {"a/b": 0.25, "a/c/d": 1, "layers/0": 3}
+    assert space.to_core({"a/b": 0.25, "a/c/d": [3], "layers/0": 3})["a/c/d"] == 1  # flat keys
+    config["a"]["c"]["d"].append(4)  # a trial mutating its config leaves the space intact
+    assert space.to_config({"a/b": 0.25, "a/c/d": 1, "layers/0": 3})["a"]["c"]["d"] == [3]
+
+
+@pytest.mark.parametrize(
+    "spec, name",
+    [
+        ({"g": tune.grid_search([1, 2])}, "g"),
+        ({"outer": {"f": tune.sample_from(lambda _: 1)}}, "outer/f"),
+        ({"n": tune.randn(0, 1)}, "n"),
+        ({"n": tune.qrandn(0, 1, 0.1)}, "n"),
+        ({"a/b": tune.uniform(0, 1)}, "a/b"),
+        ({"q": tune.qrandint(1, 2, 5)}, "q"),
+    ],
+)
+def test_unsupported_domains_raise_naming_the_parameter(spec, name):
+    with pytest.raises(ValueError, match=f"'{name}'"):
+        CoCaBOSearch.convert_search_space(spec)
+    searcher = CoCaBOSearch(metric="loss", mode="min")
+    with pytest.raises(ValueError, match=f"'{name}'"):
+        searcher.set_search_properties(None, None, spec)
+
+
+def test_invalid_user_values_raise_naming_the_parameter():
+    space = CoCaBOSearch.convert_search_space(SPACE)
+    good = {"x": 0.0, "lr": 1e-3, "layers": 4, "opt": [1, 2], "model": {"width": 32}}
+    assert space.to_core(good)["opt"] == 2
+    for key, value in [("x", 3.0), ("layers", 5), ("layers", 1.5), ("opt", "rmsprop"),
+                       ("lr", "fast"), ("x", float("nan"))]:
+        with pytest.raises(ValueError, match=key):
+            space.to_core({**good, key: value})
+    with pytest.raises(ValueError, match="model/width"):
+        space.to_core({**good, "model": {"width": 40}})
+    with pytest.raises(ValueError, match="model/width"):
+        space.to_core({k: v for k, v in good.items() if k != "model"})
+
+
+# ------------------------------------------------------------------------------- Tune's contract
+def test_suggest_complete_cycle(searcher_cls):
+    searcher = searcher_cls(SPACE, metric="loss", mode="min", seed=0, n_startup_trials=3)
+    configs = run(searcher, 5)
+    for config in configs:
+        assert_valid(config)
+    history = searcher.history()
+    assert len(history) == 5 and not history.pending
+    assert list(history.values) == [objective(c) for c in configs]
+    # live trials are the pending (busy) points the strategy sees
+    busy = [searcher.suggest("live1"), searcher.suggest("live2")]
+    history = searcher.history()
+    assert len(history.pending) == 2
+    assert [searcher.space.to_config(c) for c in history.pending] == busy
+    assert searcher.suggest("live1") == busy[0]  # the same trial id gets the same answer
+
+
+def test_metric_and_mode_from_set_search_properties():
+    searcher = CoCaBOSearch(seed=0)
+    with pytest.raises(RuntimeError, match="space"):
+        searcher.suggest("t0")
+    assert searcher.set_search_properties("score", "max", SPACE, num_samples=10) is True
+    assert searcher.metric == "score" and searcher.mode == "max"
+    assert searcher.set_search_properties("other", "min", SPACE) is False  # space already set
+    searcher.on_trial_complete("unknown", {"score": 1.0})  # ignored with a warning
+    config = searcher.suggest("t0")
+    searcher.on_trial_complete("t0", {"score": 3.0})
+    assert_valid(config)
+    assert list(searcher.history().values) == [-3.0]  # maximised metrics are flipped
+
+    given = CoCaBOSearch(SPACE, seed=0)  # space in the constructor, metric/mode from Tune
+    assert given.set_search_properties("loss", "min", {"seed": 7}) is False
+    assert (given.metric, given.mode) == ("loss", "min")
+    only_mode = CoCaBOSearch(SPACE, mode="min")
+    only_mode.suggest("t0")
+    assert only_mode.metric == "_metric"
+    with pytest.raises(RuntimeError, match="metric"):
+        CoCaBOSearch(SPACE).suggest("t0")
+    with pytest.raises(ValueError, match="single metric"):
+        CoCaBOSearch(SPACE, metric=["a", "b"], mode=["min", "max"])
+
+
+def test_errors_missing_metrics_and_non_finite_values(mixbo_log):
+    searcher = CoCaBOSearch(SPACE, metric="loss", mode="min", seed=0)
+    for i in range(8):
+        searcher.suggest(f"t{i}")
+    searcher.on_trial_complete("t0", {"loss": 1.0})
+    searcher.on_trial_complete("t1", None, error=True)
+    searcher.on_trial_complete("t2", {"loss": 5.0}, error=True)
+    searcher.on_trial_complete("t3", {"other": 1.0})
+    searcher.on_trial_complete("t4", {"loss": float("nan")})
+    searcher.on_trial_complete("t5", {"loss": float("inf")})
+    searcher.on_trial_complete("t6", {"loss": "bad"})
+    searcher.on_trial_complete("t6", {"loss": 0.0})  # a second completion is ignored
+    searcher.on_trial_result("t7", {"loss": float("nan")})
+    history = searcher.history()
+    assert list(history.values) == [1.0, 1.0]  # t0, and t5's inf clipped to the finite range
+    assert len(history.pending) == 1  # t7
+    messages = " ".join(r.getMessage() for r in mixbo_log.records)
+    for fragment in ["no 'loss'", "loss=nan", "loss=inf", "not a number", "completed twice"]:
+        assert fragment in messages
+    assert_valid(searcher.suggest("t8"))  # still suggests after all that
+
+
+def test_points_to_evaluate_and_evaluated_rewards():
+    points = [
+        {"x": 0.5, "lr": 1e-2, "layers": 2, "opt": {"k": 1}, "model": {"width": 64}},
+        {"x": -1.0, "model/width": 128},  # flat keys; missing values are drawn at random
+    ]
+    searcher = CoCaBOSearch(points_to_evaluate=points, seed=0)
+    searcher.set_search_properties("loss", "min", SPACE)
+    first, second = searcher.suggest("t0"), searcher.suggest("t1")
+    assert first == {**points[0], "model": {"width": 64, "name": "mlp"}, "seed": 7}
+    assert second["x"] == -1.0 and second["model"]["width"] == 128
+    assert_valid(second)
+
+    rewarded = CoCaBOSearch(
+        SPACE, "loss", "min", points_to_evaluate=points[:1], evaluated_rewards=[2.5], seed=0
+    )
+    assert list(rewarded.history().values) == [2.5]
+    with pytest.raises(ValueError, match="layers"):
+        CoCaBOSearch(SPACE, "loss", "min", points_to_evaluate=[{"layers": 9}])
+
+
+def test_add_evaluated_point():
+    searcher = CoCaBOSearch(SPACE, metric="loss", mode="max", seed=0, n_startup_trials=0)
+    point = {"x": 0.1, "lr": 1e-3, "layers": 1, "opt": "sgd", "model": {"width": 16}}
+    searcher.add_evaluated_point(point, 2.0)
+    searcher.add_evaluated_point(point, 9.0, error=True)
+    searcher.add_evaluated_point(point, 9.0, pruned=True)
+    searcher.add_evaluated_point(point, float("nan"))
+    assert list(searcher.history().values) == [-2.0]
+    assert searcher.history().configs[0]["opt"] == 0
+    assert_valid(searcher.suggest("t0"))  # BO from the one given observation
+    with pytest.raises(ValueError, match="opt"):
+        searcher.add_evaluated_point({**point, "opt": "lbfgs"}, 1.0)
+
+
+def test_max_trials_and_max_concurrency():
+    searcher = CoCaBOSearch(SPACE, metric="loss", mode="min", seed=0, max_trials=3)
+    limiter = ConcurrencyLimiter(searcher, max_concurrent=2)
+    assert limiter.set_search_properties(None, None, {}) is False  # hands the limit over
+    assert searcher._max_concurrent == 2
+    a, b = limiter.suggest("a"), limiter.suggest("b")
+    assert a and b and limiter.suggest("c") is None  # two live trials: wait
+    limiter.on_trial_complete("a", {"loss": 1.0})
+    assert limiter.suggest("c") is not None
+    limiter.on_trial_complete("b", {"loss": 1.0})
+    assert limiter.suggest("d") == Searcher.FINISHED
+
+
+# ------------------------------------------------------------------------------ robustness
+def test_strategy_failure_falls_back_to_random(mixbo_log):
+    searcher = CoCaBOSearch(SPACE, metric="loss", mode="min", seed=0, n_startup_trials=1)
+    run(searcher, 1)
+
+    def broken(*args, **kwargs):
+        raise np.linalg.LinAlgError("not positive definite")
+
+    searcher._strategy.suggest = broken
+    assert_valid(searcher.suggest("t1"))
+    assert "failed to suggest (LinAlgError" in mixbo_log.text
+
+
+def test_single_thread_no_global_rng_and_slow_warning(mixbo_log):
+    import torch
+
+    searcher = CoCaBOSearch(
+        SPACE, metric="loss", mode="min", seed=0, n_startup_trials=2, slow_suggestion_s=0.0
+    )
+    run(searcher, 2)
+    inner = searcher._strategy.suggest
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return inner(*args, **kwargs)
+
+    searcher._strategy.suggest = spy
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    np_state, py_state = np.random.get_state(), random.getstate()
+    torch_state = torch.get_rng_state()
+    try:
+        assert_valid(searcher.suggest("t2"))
+        assert seen == [1] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(previous)
+    assert np.array_equal(np.random.get_state()[1], np_state[1])
+    assert random.getstate() == py_state
+    assert torch.equal(torch.get_rng_state(), torch_state)
+    assert "took" in mixbo_log.text and "for one suggestion" in mixbo_log.text
+
+
+# --------------------------------------------------------------------------------- save/restore
+def test_save_restore_resumes_exactly(searcher_cls, tmp_path):
+    """Ray's SaveRestoreCheckpointTest, plus: the restored searcher suggests what the original
+    would have suggested."""
+    original = searcher_cls(metric="loss", mode="min", seed=3, n_startup_trials=2)
+    original.set_search_properties(None, None, SPACE)
+    run(original, 2)
+    first = original.suggest("1")
+    original.suggest("not_completed")
+    original.on_trial_complete("1", {"loss": objective(first)})
+    path = str(tmp_path / "searcher.pkl")
+    original.save(path)
+
+    restored = searcher_cls()  # no set_search_properties: everything comes from the checkpoint
+    restored.restore(path)
+    assert restored.metric == "loss" and restored.mode == "min"
+    assert len(restored.history().pending) == 1  # "not_completed" is still live
+    copied, kept = pickle.loads(pickle.dumps(restored)).history(), restored.history()
+    assert (copied.configs, copied.pending) == (kept.configs, kept.pending)
+    asked = {}
+    for name, searcher in [("original", original), ("restored", restored)]:
+        searcher.on_trial_complete("not_completed", {"loss": 1.0})
+        asked[name] = spy_on_strategy(searcher)
+    suggested = [run(restored, 2, start=10), run(original, 2, start=10)]
+    assert asked["restored"] == asked["original"]  # the strategy is asked the same questions
+    assert suggested[0] == suggested[1]  # and answers the same (its wall-clock limits permitting)
+
+
+def spy_on_strategy(searcher) -> list:
+    """Record what the searcher asks its strategy: the history, busy points, n and rng state."""
+    calls = []
+    inner = searcher._strategy.suggest
+
+    def spy(space, history, n, rng):
+        calls.append(
+            (
+                repr(space),
+                history.configs,
+                history.values.tolist(),
+                history.pending,
+                n,
+                str(rng.bit_generator.state),
+            )
+        )
+        return inner(space, history, n, rng)
+
+    searcher._strategy.suggest = spy
+    return calls
+
+
+def test_exported_names():
+    assert set(ray_plugins.__all__) >= {"CoCaBOSearch", "CasmopolitanSearch", "BOFMSearch"}
+    for cls, _ in SEARCHERS.values():
+        assert issubclass(cls, Searcher)
+
+
+# --------------------------------------------------------------------------------- integration
+def test_tuner_fit_on_local_ray(tmp_path, monkeypatch):
+    """A real Tune run: 2 CPUs, 2 concurrent trials, BO in the driver after 3 random trials."""
+    ray = pytest.importorskip("ray")
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    start = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        searcher = CoCaBOSearch(seed=0, n_startup_trials=3)
+        valid_opts = ["sgd", "adam", [1, 2], {"k": 1}]
+
+        def trainable(config):  # checks its own config inside the worker
+            ok = (
+                -2.0 <= config["x"] <= 2.0
+                and 1e-4 <= config["lr"] <= 1e-1
+                and config["layers"] in (1, 2, 3, 4)
+                and config["opt"] in valid_opts
+                and config["model"]["width"] in range(16, 129, 16)
+                and config["model"]["name"] == "mlp"
+                and config["seed"] == 7
+            )
+            return {"loss": (config["x"] - 0.5) ** 2 + config["layers"], "valid": ok}
+
+        tuner = tune.Tuner(
+            trainable,
+            param_space=SPACE,
+            tune_config=tune.TuneConfig(
+                metric="loss",
+                mode="min",
+                num_samples=8,
+                search_alg=searcher,
+                max_concurrent_trials=2,
+                reuse_actors=True,
+            ),
+            run_config=tune.RunConfig(storage_path=str(tmp_path), name="mixbo", verbose=0),
+        )
+        results = tuner.fit()
+    finally:
+        ray.shutdown()
+    elapsed = time.perf_counter() - start
+    print(f"integration test: Tuner.fit with ray.init/shutdown took {elapsed:.1f} s")
+
+    assert len(results) == 8 and not results.errors
+    for result in results:
+        assert result.metrics["valid"] is True
+        assert_valid(result.config)
+    # The searcher Tune used saw every completion, with the reported value.
+    done = {tid: r for tid, r in searcher._trials.items() if r.state == "complete"}
+    assert len(done) == 8 and len(searcher.history().pending) == 0
+    for result in results:
+        assert done[result.metrics["trial_id"]].value == result.metrics["loss"]
