@@ -1,7 +1,7 @@
 """EXP3 bandits for CoCaBO's categorical variables, replayed from the ordered history.
 
 One bandit per categorical variable; all share the joint reward (Ru et al. 2020, Alg. 5; Auer et al.
-2002, EXP3). Weights are kept in log space, rewards are normalised to [0, 1].
+2002, EXP3). Weights are kept in log space, rewards are ranks in [0, 1].
 """
 
 from __future__ import annotations
@@ -37,16 +37,15 @@ def exp3_update(
 def category_rewards(codes: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Reward of each variable's chosen category at the last observation of ``codes``/``values``.
 
-    The reward of category ``v`` of variable ``i`` is the best value (minimisation) seen so far
-    among observations with ``h_i = v``, min–max normalised over all values so far, higher is
-    better.
+    The reward of category ``v`` of variable ``i`` is the rank of the best value (minimisation) seen
+    so far among observations with ``h_i = v``: the fraction of all observations that are worse, in
+    [0, 1]. Ranks, unlike min–max scaling, are not flattened by a few huge values.
     """
     last = codes[-1]
-    lo, hi = float(values.min()), float(values.max())
     rewards = np.empty(codes.shape[1])
     for i, arm in enumerate(last):
         best = float(values[codes[:, i] == arm].min())
-        rewards[i] = 0.5 if hi - lo <= 0 else (hi - best) / (hi - lo)
+        rewards[i] = float((values > best).sum()) / max(len(values) - 1, 1)
     return rewards
 
 

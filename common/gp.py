@@ -1,6 +1,6 @@
 """Fitting a GP on mixed inputs with BoTorch, robustly and warm-started.
 
-Targets are standardised and *negated*: the fitted model is of ``−y`` so that every acquisition is
+Targets are copula-standardised and *negated*: the fitted model is of ``−y`` so that every acquisition is
 maximised, in BoTorch's convention, while the history stores values to minimise.
 """
 
@@ -26,9 +26,17 @@ FIT_TIMEOUT_SEC = 60.0  # a safety net against pathological slowness only
 
 
 def standardise(values: np.ndarray) -> np.ndarray:
-    """``(v − mean) / std`` with std 1 for constant or single values."""
-    std = float(np.std(values))
-    return (values - np.mean(values)) / (std if std > 1e-12 else 1.0)
+    """Gaussian-copula standardisation: ranks mapped to normal quantiles, then zero mean, unit std.
+
+    As in CASMOPOLITAN's reference; a few huge values (common on benchmark edges and with diverging
+    training runs) then no longer flatten the differences near the optimum. Ties share a rank.
+    """
+    from scipy.stats import norm, rankdata
+
+    values = np.asarray(values, dtype=float)
+    z = norm.ppf((rankdata(values) - 0.5) / len(values))
+    std = float(np.std(z))
+    return (z - np.mean(z)) / (std if std > 1e-12 else 1.0)
 
 
 def _parameters(model: torch.nn.Module) -> dict[str, torch.Tensor]:
