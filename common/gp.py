@@ -1,7 +1,7 @@
 """Fitting a GP on mixed inputs with BoTorch, robustly and warm-started.
 
-Targets are copula-standardised and *negated*: the fitted model is of ``−y`` so that every acquisition is
-maximised, in BoTorch's convention, while the history stores values to minimise.
+Targets are copula-standardised and *negated*: the fitted model is of ``−y`` so that every
+acquisition is maximised, in BoTorch's convention, while the history stores values to minimise.
 """
 
 from __future__ import annotations

@@ -42,11 +42,12 @@ def test_update_changes_only_the_pulled_arm_by_importance_weighted_reward() -> N
     np.testing.assert_array_equal(lw, np.zeros(4))  # pure function
 
 
-def test_rewards_are_normalised_best_of_each_category() -> None:
-    codes = np.array([[0, 1], [1, 1], [0, 0]])
-    values = np.array([5.0, 1.0, 3.0])
-    # last pull chose (0, 0): best of h1=0 is 3 -> (5-3)/4; best of h2=0 is 3 -> 0.5
-    np.testing.assert_allclose(category_rewards(codes, values), [0.5, 0.5])
+def test_rewards_are_ranks_of_the_best_of_each_category() -> None:
+    codes = np.array([[0, 1], [1, 1], [0, 0], [1, 0]])
+    values = np.array([5.0, 1.0, 3.0, 1000.0])
+    # last pull chose (1, 0): best of h1=1 is 1.0, worse than it: 5, 3, 1000 -> 3/3;
+    # best of h2=0 is 3.0, worse than it: 5 and 1000 -> 2/3 (the outlier does not flatten this)
+    np.testing.assert_allclose(category_rewards(codes, values), [1.0, 2 / 3])
     assert np.all(category_rewards(codes[:1], values[:1]) >= 0)
 
 
