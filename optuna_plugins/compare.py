@@ -48,8 +48,11 @@ def _ours(name: str) -> SamplerFactory:
 # Baselines get their best default set-up: TPE and GPSampler with Optuna 5's defaults.
 SAMPLERS: dict[str, SamplerFactory] = {
     "cocabo": _ours("CoCaBOSampler"),
+    "casmopolitan": _ours("CasmopolitanSampler"),
+    "bofm": _ours("BOFMSampler"),
     "random": lambda seed: optuna.samplers.RandomSampler(seed=seed),
     "tpe": lambda seed: optuna.samplers.TPESampler(seed=seed),
+    "tpe-cl": lambda seed: optuna.samplers.TPESampler(seed=seed, constant_liar=True),  # async
     "gp": lambda seed: optuna.samplers.GPSampler(seed=seed),
     "cmaes": lambda seed: optuna.samplers.CmaEsSampler(seed=seed),  # int + float spaces only
 }

@@ -1,0 +1,557 @@
+"""The results of ``mixbo-compare``: regret curves, the markdown table and the convergence plots.
+
+Everything here is computed from the two CSV files the command writes (``runs.csv``, one row per
+(problem, sampler, seed, workers) run; ``trials.csv``, one row per trial), so a report can be
+rebuilt from a results folder alone (``mixbo-compare --report-only DIR``).
+
+Definitions (also written into the table's header):
+
+- **value** of a trial: its noise-free value where the problem has one (tabular benchmarks: the
+  configuration's mean over training seeds), else the observed value.
+- **reference** of a problem: its optimum (or best-known value); where none is known, or where some
+  run beat it, the best value seen across all runs of that problem.
+- **regret** after n trials: the best value among the first n completed trials, minus the reference.
+- **final regret**: the regret after the last trial; the table gives its median and interquartile
+  range over seeds, and the **mean rank** of each sampler among the samplers run on the same
+  problem, seed and number of workers (1 = lowest final regret, ties share the average rank).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+RUNS_CSV = "runs.csv"
+TRIALS_CSV = "trials.csv"
+TABLE_MD = "results.md"
+
+RUN_COLUMNS = (
+    "problem",
+    "sampler",
+    "seed",
+    "workers",
+    "status",
+    "error",
+    "optimum",
+    "n_trials",
+    "seconds_per_suggestion",
+    "elapsed_seconds",
+    "mixbo",
+)
+TRIAL_COLUMNS = (
+    "problem",
+    "sampler",
+    "seed",
+    "workers",
+    "trial",
+    "finished",
+    "state",
+    "value",
+    "true_value",
+    "best_true_value",
+    "start_time",
+    "end_time",
+    "suggest_seconds",
+    "params",
+    "error",
+)
+
+# A value at most this far (relative) below the stated optimum counts as reaching it.
+OPTIMUM_TOLERANCE = 1e-6
+# A panel uses a log axis when its regrets span more than this ratio.
+LOG_SPAN = 100.0
+
+
+# ------------------------------------------------------------------------------------ the data
+@dataclass
+class RunData:
+    """One run as read back from the CSV files; trial arrays are in order of completion."""
+
+    problem: str
+    sampler: str
+    seed: int
+    workers: int
+    status: str  # "ok", "failed" or "skipped"
+    error: str = ""
+    optimum: float | None = None
+    n_trials: int = 0
+    seconds_per_suggestion: float = math.nan
+    elapsed_seconds: float = math.nan
+    mixbo: bool = False
+    true_values: np.ndarray = field(default_factory=lambda: np.empty(0))
+    end_times: np.ndarray = field(default_factory=lambda: np.empty(0))
+
+
+def _float(text: str) -> float:
+    return float(text) if text not in ("", None) else math.nan
+
+
+def load(folder: str | Path) -> list[RunData]:
+    """Read ``runs.csv`` and ``trials.csv`` of a results folder."""
+    folder = Path(folder)
+    runs: dict[tuple[str, str, int, int], RunData] = {}
+    with open(folder / RUNS_CSV, newline="") as f:
+        for row in csv.DictReader(f):
+            key = (row["problem"], row["sampler"], int(row["seed"]), int(row["workers"]))
+            optimum = _float(row["optimum"])
+            runs[key] = RunData(
+                problem=key[0],
+                sampler=key[1],
+                seed=key[2],
+                workers=key[3],
+                status=row["status"],
+                error=row["error"],
+                optimum=None if math.isnan(optimum) else optimum,
+                n_trials=int(row["n_trials"] or 0),
+                seconds_per_suggestion=_float(row["seconds_per_suggestion"]),
+                elapsed_seconds=_float(row["elapsed_seconds"]),
+                mixbo=row["mixbo"] == "True",
+            )
+    trials: dict[tuple[str, str, int, int], list[tuple[int, float, float]]] = {}
+    with open(folder / TRIALS_CSV, newline="") as f:
+        for row in csv.DictReader(f):
+            key = (row["problem"], row["sampler"], int(row["seed"]), int(row["workers"]))
+            trials.setdefault(key, []).append(
+                (int(row["finished"]), _float(row["true_value"]), _float(row["end_time"]))
+            )
+    for key, rows in trials.items():
+        if key in runs:
+            rows.sort()
+            runs[key].true_values = np.array([r[1] for r in rows])
+            runs[key].end_times = np.array([r[2] for r in rows])
+    return list(runs.values())
+
+
+# ------------------------------------------------------------------------------------ the maths
+def best_so_far(values: np.ndarray) -> np.ndarray:
+    """Running minimum that skips NaN (failed trials); NaN until the first finite value."""
+    return np.fmin.accumulate(np.asarray(values, dtype=float)) if len(values) else np.empty(0)
+
+
+def reference(optimum: float | None, best_seen: float) -> tuple[float, str]:
+    """The value regret is measured from, and a note saying which one it is.
+
+    The problem's optimum when it is known and no run beat it (by more than a relative
+    ``OPTIMUM_TOLERANCE``); otherwise the best value seen across all runs.
+    """
+    if optimum is None:
+        return best_seen, (
+            f"no known optimum: regret against the best value seen in all runs ({best_seen:.6g})"
+        )
+    if math.isfinite(best_seen) and best_seen < optimum - OPTIMUM_TOLERANCE * max(1, abs(optimum)):
+        return best_seen, (
+            f"a run beat the stated optimum {optimum:.7g}: regret against the best value seen "
+            f"in all runs ({best_seen:.7g})"
+        )
+    return optimum, f"optimum {optimum:.7g}"
+
+
+def regret_curve(true_values: np.ndarray, ref: float) -> np.ndarray:
+    """Regret after each completed trial (never below 0; NaN before the first success)."""
+    return np.maximum(best_so_far(true_values) - ref, 0.0)
+
+
+def median_iqr(x: Iterable[float]) -> tuple[float, float, float]:
+    """Median, first and third quartile of the finite entries (NaNs when there are none)."""
+    a = np.asarray([v for v in x if math.isfinite(v)], dtype=float)
+    if not len(a):
+        return math.nan, math.nan, math.nan
+    q1, med, q3 = np.percentile(a, [25, 50, 75])
+    return float(med), float(q1), float(q3)
+
+
+def ranks(finals: dict[str, dict[int, float]]) -> dict[str, list[float]]:
+    """Per seed, the rank of each sampler's final regret among the samplers with a value there.
+
+    ``finals[sampler][seed]`` is a final regret (NaN or missing: the sampler has no rank on that
+    seed). Ties share the average rank; rank 1 is the lowest regret.
+    """
+    from scipy.stats import rankdata
+
+    out: dict[str, list[float]] = {s: [] for s in finals}
+    seeds = sorted({seed for by_seed in finals.values() for seed in by_seed})
+    for seed in seeds:
+        present = [
+            (s, by_seed[seed])
+            for s, by_seed in finals.items()
+            if seed in by_seed and math.isfinite(by_seed[seed])
+        ]
+        if not present:
+            continue
+        for (s, _), r in zip(present, rankdata([v for _, v in present]), strict=True):
+            out[s].append(float(r))
+    return out
+
+
+def on_time_grid(end_times: np.ndarray, regrets: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Regret as a step function of simulated time: the value after the last completion <= t."""
+    idx = np.searchsorted(end_times, grid, side="right") - 1
+    out = np.full(len(grid), np.nan)
+    ok = idx >= 0
+    out[ok] = regrets[idx[ok]]
+    return out
+
+
+# ------------------------------------------------------------------------------------ grouping
+@dataclass
+class Setting:
+    """All runs of one problem with one number of workers, with their regret curves."""
+
+    problem: str
+    workers: int
+    reference: float
+    note: str
+    samplers: list[str]
+    runs: dict[str, list[RunData]]  # sampler -> ok runs
+    curves: dict[str, list[np.ndarray]]  # sampler -> regret after each completed trial, per run
+    skipped: dict[str, str]  # sampler -> reason
+    failed: dict[str, list[RunData]]
+
+    def finals(self) -> dict[str, dict[int, float]]:
+        return {
+            s: {
+                r.seed: float(c[-1]) if len(c) else math.nan
+                for r, c in zip(self.runs[s], self.curves[s], strict=True)
+            }
+            for s in self.samplers
+            if self.runs[s]
+        }
+
+
+def _ordered(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def group(runs: Sequence[RunData]) -> list[Setting]:
+    """Group runs by (problem, workers) and compute each problem's reference and regret curves."""
+    best: dict[str, float] = {}
+    optimum: dict[str, float | None] = {}
+    for r in runs:
+        if r.status == "ok" and len(r.true_values) and np.isfinite(r.true_values).any():
+            best[r.problem] = min(best.get(r.problem, math.inf), float(np.nanmin(r.true_values)))
+        if r.optimum is not None:
+            optimum[r.problem] = r.optimum
+    refs = {
+        p: reference(optimum.get(p), best.get(p, math.nan))
+        for p in _ordered(r.problem for r in runs)
+    }
+    settings = []
+    for problem in refs:
+        for workers in sorted({r.workers for r in runs if r.problem == problem}):
+            mine = [r for r in runs if r.problem == problem and r.workers == workers]
+            samplers = _ordered(r.sampler for r in mine)
+            ref, note = refs[problem]
+            ok = {s: [r for r in mine if r.sampler == s and r.status == "ok"] for s in samplers}
+            settings.append(
+                Setting(
+                    problem=problem,
+                    workers=workers,
+                    reference=ref,
+                    note=note,
+                    samplers=samplers,
+                    runs=ok,
+                    curves={s: [regret_curve(r.true_values, ref) for r in ok[s]] for s in samplers},
+                    skipped={r.sampler: r.error for r in mine if r.status == "skipped"},
+                    failed={
+                        s: [r for r in mine if r.sampler == s and r.status == "failed"]
+                        for s in samplers
+                    },
+                )
+            )
+    return settings
+
+
+# ------------------------------------------------------------------------------------ the table
+def _g(x: float, digits: int = 3) -> str:
+    if not math.isfinite(x):
+        return "–"
+    if x == 0:
+        return "0"
+    return f"{x:.{digits}g}"
+
+
+def _cell(curves: list[np.ndarray]) -> tuple[float, str]:
+    med, q1, q3 = median_iqr(c[-1] if len(c) else math.nan for c in curves)
+    if not math.isfinite(med):
+        return med, "–"
+    return med, f"{_g(med)} [{_g(q1)}, {_g(q3)}]"
+
+
+def _mean(xs: Iterable[float]) -> float:
+    a = [x for x in xs if math.isfinite(x)]
+    return float(np.mean(a)) if a else math.nan
+
+
+def table(runs: Sequence[RunData], command: str | None = None) -> str:
+    """The markdown report: a summary per number of workers, then one table per problem."""
+    settings = group(runs)
+    if not settings:
+        return "# mixbo-compare results\n\nNo runs.\n"
+    lines = ["# mixbo-compare results", ""]
+    if command:
+        lines += [f"Command: `{command}`", ""]
+    problems = _ordered(s.problem for s in settings)
+    samplers = _ordered(r.sampler for r in runs)
+    seeds = sorted({r.seed for r in runs})
+    trials = sorted({r.n_trials for r in runs if r.n_trials})
+    ours = {r.sampler for r in runs if r.mixbo}
+    lines += [
+        f"Problems: {', '.join(problems)}. Samplers: "
+        + ", ".join(f"{s} (mixbo)" if s in ours else s for s in samplers)
+        + f". Seeds: {', '.join(map(str, seeds))}. Trials per run: "
+        + ", ".join(map(str, trials))
+        + ".",
+        "",
+        "- Regret after n trials = best value among the first n completed trials − the problem's "
+        "reference (its optimum or best-known value; see each problem's note). For noisy tabular "
+        "problems a trial's value is its noise-free mean over training seeds.",
+        "- Cells: median final regret over seeds [first quartile, third quartile]; the best "
+        "median of each problem in bold.",
+        "- Mean rank: rank of the final regret among the samplers run on the same problem and "
+        "seed (1 = best; ties share the average), averaged over seeds (and problems in the "
+        "summary).",
+        "- s/suggestion: mean wall-clock seconds of one `study.ask` on this machine.",
+        "- Asynchronous runs (k > 1 workers) are simulated: trial runtimes are half-normal with "
+        "mean 1, k trials stay RUNNING, no real waiting; simulated time is in units of the mean "
+        "trial runtime.",
+        "",
+    ]
+    for workers in sorted({s.workers for s in settings}):
+        these = [s for s in settings if s.workers == workers]
+        lines += _summary(these, samplers, ours, workers)
+    lines += ["## Per problem", ""]
+    for s in settings:
+        lines += _per_problem(s)
+    return "\n".join(lines)
+
+
+def _workers_title(workers: int) -> str:
+    if workers == 1:
+        return "1 worker, sequential"
+    return f"{workers} simulated asynchronous workers"
+
+
+def _summary(
+    settings: list[Setting], samplers: list[str], ours: set[str], workers: int
+) -> list[str]:
+    header = ["sampler"] + [s.problem for s in settings] + ["mean rank", "s/suggestion"]
+    lines = [f"## Summary: {_workers_title(workers)}", ""]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    all_ranks = {s: [] for s in samplers}
+    medians = {}
+    for st in settings:
+        for s, rs in ranks(st.finals()).items():
+            all_ranks[s] += rs
+        meds = {s: _cell(st.curves[s])[0] for s in st.samplers if st.runs[s]}
+        finite = [m for m in meds.values() if math.isfinite(m)]
+        medians[st.problem] = (meds, min(finite) if finite else math.nan)
+    footnotes = []
+    for s in samplers:
+        row = [f"**{s}**" if s in ours else s]
+        missing = 0
+        for st in settings:
+            if s in st.skipped:
+                row.append("skipped")
+                missing += 1
+            elif s not in st.samplers or not st.runs[s]:
+                row.append("failed" if st.failed.get(s) else "–")
+                missing += 1
+            else:
+                med, text = _cell(st.curves[s])
+                best = medians[st.problem][1]
+                row.append(f"**{text}**" if math.isfinite(med) and med == best else text)
+        spent = _mean(r.seconds_per_suggestion for st in settings for r in st.runs.get(s, []))
+        row += [_g(_mean(all_ranks[s]), 2), _g(spent, 2)]
+        if 0 < missing < len(settings):
+            footnotes.append(
+                f"{s}: mean rank over the {len(settings) - missing} problem(s) where it ran"
+            )
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    if footnotes:
+        lines += [
+            "Mean ranks over different sets of problems are not comparable: "
+            + "; ".join(footnotes)
+            + ".",
+            "",
+        ]
+    skipped = sorted(
+        {f"{s} on {st.problem} ({why})" for st in settings for s, why in st.skipped.items()}
+    )
+    if skipped:
+        lines += ["Skipped: " + "; ".join(skipped) + ".", ""]
+    pngs = [f"`convergence_trials_k{workers}.png`"]
+    if workers > 1:
+        pngs.append(f"`convergence_time_k{workers}.png`")
+    lines += ["Plots: " + ", ".join(pngs) + ".", ""]
+    return lines
+
+
+def _per_problem(st: Setting) -> list[str]:
+    lines = [f"### {st.problem}, {_workers_title(st.workers)}", "", f"Reference: {st.note}.", ""]
+    header = ["sampler", "runs", "median", "IQR", "mean rank", "s/suggestion"]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    rank = ranks(st.finals())
+    for s in st.samplers:
+        if s in st.skipped:
+            lines.append(f"| {s} | skipped: {st.skipped[s]} | | | | |")
+            continue
+        n_ok, n_failed = len(st.runs[s]), len(st.failed.get(s, []))
+        med, q1, q3 = median_iqr(c[-1] if len(c) else math.nan for c in st.curves[s])
+        spent = _mean(r.seconds_per_suggestion for r in st.runs[s])
+        runs = f"{n_ok}" + (f" ({n_failed} failed)" if n_failed else "")
+        iqr = f"{_g(q1)} – {_g(q3)}" if math.isfinite(med) else "–"
+        lines.append(
+            f"| {s} | {runs} | {_g(med)} | {iqr} | {_g(_mean(rank.get(s, [])), 2)} "
+            f"| {_g(spent, 2)} |"
+        )
+    lines.append("")
+    for s, bad in st.failed.items():
+        for r in bad:
+            first = (r.error or "unknown error").strip().splitlines()[-1][:300]
+            lines.append(f"- {s} failed on seed {r.seed}: {first}")
+    if any(st.failed.values()):
+        lines.append("")
+    return lines
+
+
+# ------------------------------------------------------------------------------------ the plots
+def _quartiles(curves: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n = max(len(c) for c in curves)
+    stack = np.full((len(curves), n), np.nan)
+    for i, c in enumerate(curves):
+        stack[i, : len(c)] = c
+        if 0 < len(c) < n:  # a shorter run keeps its last regret
+            stack[i, len(c) :] = c[-1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns before any success
+        q1, med, q3 = np.nanpercentile(stack, [25, 50, 75], axis=0)
+    return med, q1, q3
+
+
+def use_log_scale(values: Iterable[np.ndarray]) -> bool:
+    """Whether the positive finite values span more than ``LOG_SPAN`` (a factor of 100)."""
+    pos = np.concatenate([np.asarray(v, dtype=float).ravel() for v in values] or [np.empty(0)])
+    pos = pos[np.isfinite(pos) & (pos > 0)]
+    return bool(len(pos) and pos.max() / pos.min() > LOG_SPAN)
+
+
+def _colors(samplers: list[str]) -> dict[str, tuple[float, ...]]:
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10"]
+    return {s: cmap(i % 10) for i, s in enumerate(samplers)}
+
+
+def plot(runs: Sequence[RunData], folder: str | Path, dpi: int = 110) -> list[Path]:
+    """Write the convergence PNGs (per number of workers: against trials; k > 1: against time)."""
+    from matplotlib.figure import Figure  # no pyplot: no global state, no display needed
+
+    settings = group(runs)
+    samplers = _ordered(r.sampler for r in runs)
+    ours = {r.sampler for r in runs if r.mixbo}
+    colors = _colors(samplers)
+    written = []
+    for workers in sorted({s.workers for s in settings}):
+        these = [s for s in settings if s.workers == workers]
+        axes_kinds = ["trials"] + (["time"] if workers > 1 else [])
+        for kind in axes_kinds:
+            n = len(these)
+            ncols = min(n, 3)
+            nrows = math.ceil(n / ncols)
+            width = max(5.2 * ncols, 6.6)  # room for the title when there is one panel
+            fig = Figure(figsize=(width, 4.0 * nrows + 1.2), layout="constrained")
+            axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+            handles = {}
+            for ax, st in zip(axes, these, strict=False):
+                _panel(ax, st, kind, colors, ours, handles)
+            for ax in axes[n:]:
+                ax.set_visible(False)
+            n_seeds = len({r.seed for st in these for rs in st.runs.values() for r in rs})
+            fig.suptitle(
+                f"Best-so-far regret, {_workers_title(workers)}\n"
+                f"median over {n_seeds} seeds, band = interquartile range",
+                fontsize=12,
+            )
+            fig.legend(
+                [handles[s] for s in samplers if s in handles],
+                [f"{s} (mixbo)" if s in ours else s for s in samplers if s in handles],
+                loc="outside lower center",
+                ncol=min(len(handles), 6),
+                fontsize=11,
+                frameon=False,
+            )
+            path = Path(folder) / f"convergence_{kind}_k{workers}.png"
+            fig.savefig(path, dpi=dpi)
+            written.append(path)
+    return written
+
+
+def _panel(ax, st: Setting, kind: str, colors, ours: set[str], handles: dict) -> None:
+    bands = {}
+    for s in st.samplers:
+        pairs = [(r, c) for r, c in zip(st.runs[s], st.curves[s], strict=True) if len(c)]
+        if not pairs:
+            continue
+        curves = [c for _, c in pairs]
+        if kind == "trials":
+            x = np.arange(1, max(len(c) for c in curves) + 1)
+            med, q1, q3 = _quartiles(curves)
+        else:
+            ends = [r.end_times for r, _ in pairs]
+            horizon = max(float(np.nanmax(e)) for e in ends if len(e))
+            x = np.linspace(0.0, horizon, 400)
+            gridded = [on_time_grid(e, c, x) for e, c in zip(ends, curves, strict=True)]
+            med, q1, q3 = _quartiles(gridded)
+            defined = np.all(np.isfinite(np.vstack(gridded)), axis=0)
+            med, q1, q3 = (np.where(defined, a, np.nan) for a in (med, q1, q3))
+        bands[s] = (x, med, q1, q3)
+    log = use_log_scale(a for x, *rest in bands.values() for a in rest)
+    floor, zeros = 0.0, False
+    if log:  # zero regret (optimum reached) cannot be drawn on a log axis: put it at the floor
+        every = np.concatenate([np.concatenate(rest) for _, *rest in bands.values()])
+        every = every[np.isfinite(every)]
+        floor = float(every[every > 0].min()) / 10.0
+        zeros = bool((every <= 0).any())
+    for s, (x, med, q1, q3) in bands.items():
+        if log:
+            med, q1, q3 = (np.where(a > 0, a, floor) for a in (med, q1, q3))
+        mine = s in ours
+        style = (
+            {"lw": 2.4, "ls": "-", "zorder": 4} if mine else {"lw": 1.6, "ls": "--", "zorder": 3}
+        )
+        (line,) = ax.plot(x, med, color=colors[s], **style)
+        ax.fill_between(x, q1, q3, color=colors[s], alpha=0.18, lw=0, zorder=style["zorder"] - 2)
+        handles[s] = line
+    if log:
+        ax.set_yscale("log")
+    elif bands:  # linear: fit the medians; a wide band in the first trials may be cut
+        top = max(float(np.nanmax(med)) for _, med, _, _ in bands.values())
+        if math.isfinite(top) and top > 0:
+            ax.set_ylim(-0.03 * top, 1.08 * top)
+    best_seen = st.note.startswith(("no known", "a run beat"))
+    ax.set_title(st.problem + (" (regret vs best value seen)" if best_seen else ""), fontsize=12)
+    ax.set_xlabel(
+        "completed trials" if kind == "trials" else "simulated time (mean trial runtimes)",
+        fontsize=11,
+    )
+    ax.set_ylabel("regret" + (" (0 drawn at the bottom)" if zeros else ""), fontsize=11)
+    ax.tick_params(labelsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    if not bands:
+        ax.text(0.5, 0.5, "no successful runs", ha="center", va="center", transform=ax.transAxes)
+
+
+def write_report(folder: str | Path, command: str | None = None) -> tuple[Path, list[Path]]:
+    """Rebuild ``results.md`` and the PNGs of a results folder from its CSV files."""
+    folder = Path(folder)
+    runs = load(folder)
+    md = folder / TABLE_MD
+    md.write_text(table(runs, command))
+    return md, plot(runs, folder)

@@ -1,0 +1,421 @@
+"""The comparison runner: simulated workers, regret maths, and ``mixbo-compare`` end to end."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from common.problem import Problem
+from common.problems import get_problem
+from common.space import Categorical, Float, MixedSpace
+from optuna_plugins import compare, compare_cli, report
+from optuna_plugins.simulated_workers import HALF_NORMAL_SCALE, half_normal_runtimes, simulate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ------------------------------------------------------------------------- simulated workers
+class _Recorder:
+    """Fake ask/tell that checks the simulator against its own bookkeeping."""
+
+    def __init__(self) -> None:
+        self.running: set[int] = set()
+        self.running_at_ask: list[int] = []
+        self.told: list[int] = []
+
+    def ask(self, i: int) -> int:
+        self.running_at_ask.append(len(self.running))
+        self.running.add(i)
+        return i
+
+    def tell(self, i: int) -> None:
+        self.running.remove(i)
+        self.told.append(i)
+
+
+@pytest.mark.parametrize(("n_trials", "k"), [(30, 1), (30, 4), (25, 8), (3, 5), (0, 2)])
+def test_simulator_schedule(n_trials: int, k: int) -> None:
+    rec = _Recorder()
+    events = simulate(rec.ask, rec.tell, n_trials, k, half_normal_runtimes(seed=3))
+    times = [e.time for e in events]
+    assert times == sorted(times)  # events in simulated-time order
+    # every trial started once, finished once, and was told by the end
+    assert sorted(e.trial for e in events if e.kind == "start") == list(range(n_trials))
+    assert sorted(e.trial for e in events if e.kind == "finish") == list(range(n_trials))
+    assert sorted(rec.told) == list(range(n_trials)) and not rec.running
+    # exactly k trials run while the budget lasts: each ask after the first k sees k - 1 busy
+    fill = min(k, n_trials)
+    assert rec.running_at_ask == list(range(fill)) + [k - 1] * (n_trials - fill)
+    for e in events:
+        if e.kind == "start":
+            assert e.running == min(k, e.trial + 1)
+    # a finish is followed by the next start at the same time while trials remain
+    for a, b in zip(events, events[1:], strict=False):
+        if a.kind == "finish" and b.kind == "start":
+            assert b.time == a.time
+    # a trial finishes exactly its runtime after it starts
+    durations = list(zip(range(n_trials), half_normal_runtimes(seed=3), strict=False))
+    start = {e.trial: e.time for e in events if e.kind == "start"}
+    end = {e.trial: e.time for e in events if e.kind == "finish"}
+    for i, d in durations:
+        assert end[i] - start[i] == pytest.approx(d)
+
+
+def test_simulator_sequential_is_cumulative() -> None:
+    rec = _Recorder()
+    events = simulate(rec.ask, rec.tell, 5, 1, iter([1.0, 2.0, 0.5, 0.25, 3.0]))
+    ends = [e.time for e in events if e.kind == "finish"]
+    assert ends == [1.0, 3.0, 3.5, 3.75, 6.75]
+    assert rec.told == [0, 1, 2, 3, 4]
+
+
+def test_simulator_finish_order_follows_runtimes() -> None:
+    rec = _Recorder()
+    simulate(rec.ask, rec.tell, 4, 2, iter([5.0, 1.0, 1.0, 1.0]))
+    # t=1: trial 1 ends, 2 starts; t=2: 2 ends, 3 starts; t=3: 3 ends; t=5: 0 ends
+    assert rec.told == [1, 2, 3, 0]
+
+
+def test_half_normal_runtimes() -> None:
+    stream = half_normal_runtimes(seed=0)
+    draws = np.array([next(stream) for _ in range(100_000)])
+    assert (draws >= 0).all()
+    assert draws.mean() == pytest.approx(1.0, abs=0.01)
+    assert draws.std() == pytest.approx(HALF_NORMAL_SCALE * math.sqrt(1 - 2 / math.pi), abs=0.01)
+    again = half_normal_runtimes(seed=0)
+    assert [next(again) for _ in range(5)] == list(draws[:5])
+    other = half_normal_runtimes(seed=1)
+    assert [next(other) for _ in range(5)] != list(draws[:5])
+
+
+def test_simulator_rejects_bad_input() -> None:
+    rec = _Recorder()
+    with pytest.raises(ValueError):
+        simulate(rec.ask, rec.tell, 3, 0, iter([1.0] * 3))
+    with pytest.raises(ValueError):
+        simulate(rec.ask, rec.tell, 3, 1, iter([1.0, -1.0, 1.0]))
+
+
+# ------------------------------------------------------------------------- compare.run
+class _CountingSampler(optuna.samplers.RandomSampler):
+    """Records how many trials are RUNNING (the new one included) when each trial starts."""
+
+    def __init__(self, seed: int, log: list[int]) -> None:
+        super().__init__(seed=seed)
+        self.log = log
+
+    def before_trial(self, study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
+        self.log.append(len(study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))))
+        super().before_trial(study, trial)
+
+
+def test_run_keeps_k_trials_running() -> None:
+    log: list[int] = []
+    result = compare.run(
+        get_problem("func2c"), lambda seed: _CountingSampler(seed, log), 0, 12, workers=3
+    )
+    assert log == [1, 2, 3] + [3] * 9
+    assert sorted(result.finish_order) == list(range(12))
+    finish = result.end_times[result.finish_order]
+    assert (np.diff(finish) >= 0).all()
+    assert (result.end_times > result.start_times).all()
+    assert np.isfinite(result.values).all()
+    assert result.seconds_per_suggestion >= 0 and len(result.suggest_seconds) == 12
+
+
+def test_run_is_reproducible_and_sequential_by_default() -> None:
+    a = compare.run(get_problem("func2c"), "random", 5, 8)
+    b = compare.run(get_problem("func2c"), "random", 5, 8)
+    np.testing.assert_array_equal(a.values, b.values)
+    assert list(a.finish_order) == list(range(8))
+    assert (a.start_times[1:] == a.end_times[:-1]).all()  # one worker: back to back
+
+
+class _NoisyObjective:
+    """Observed value = mean + seeded noise; ``mean`` and ``reseed`` as tabular problems have."""
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng(0)
+
+    def reseed(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def mean(self, config: dict[str, Any]) -> float:
+        return float(config["x"] ** 2)
+
+    def __call__(self, config: dict[str, Any]) -> float:
+        if config["c"] == "bad":
+            raise RuntimeError("this configuration crashes")
+        return self.mean(config) + float(self.rng.normal())
+
+
+def _toy_problem() -> Problem:
+    space = MixedSpace([Float("x", -1.0, 1.0), Categorical("c", ("ok", "bad"))])
+    return Problem("toy", space, _NoisyObjective(), 0.0)
+
+
+def test_run_records_failures_and_noise_free_values() -> None:
+    result = compare.run(_toy_problem(), "random", 0, 20)
+    bad = [p["c"] == "bad" for p in result.params]
+    assert any(bad) and not all(bad)
+    for is_bad, v, t, e, p in zip(
+        bad, result.values, result.true_values, result.errors, result.params, strict=True
+    ):
+        if is_bad:
+            assert math.isnan(v) and math.isnan(t) and "crashes" in e
+        else:
+            assert t == pytest.approx(p["x"] ** 2) and v != t and e is None
+    again = compare.run(_toy_problem(), "random", 0, 20)  # reseeded: same noise
+    np.testing.assert_array_equal(result.values, again.values)
+
+
+def test_skip_reason_cmaes_only_without_categoricals() -> None:
+    assert compare.skip_reason("cmaes", get_problem("func2c").space)
+    assert compare.skip_reason("cmaes", MixedSpace([Float("x", 0.0, 1.0)])) is None
+    assert compare.skip_reason("random", get_problem("func2c").space) is None
+    assert compare.is_ours("cocabo") and not compare.is_ours("tpe")
+
+
+# ------------------------------------------------------------------------- regret maths
+def test_best_so_far_and_regret() -> None:
+    v = np.array([np.nan, 3.0, 5.0, np.nan, 1.0, 2.0])
+    np.testing.assert_array_equal(report.best_so_far(v)[1:], [3.0, 3.0, 3.0, 1.0, 1.0])
+    assert math.isnan(report.best_so_far(v)[0])
+    np.testing.assert_allclose(report.regret_curve(v, 0.5)[1:], [2.5, 2.5, 2.5, 0.5, 0.5])
+    # a value a hair below the optimum is regret 0, not negative
+    assert report.regret_curve(np.array([0.9999999]), 1.0)[0] == 0.0
+
+
+def test_reference() -> None:
+    assert report.reference(1.0, 1.5) == (1.0, "optimum 1")
+    assert report.reference(1.0, 1.0 - 1e-9)[0] == 1.0  # within tolerance
+    ref, note = report.reference(1.0, 0.5)
+    assert ref == 0.5 and "beat" in note
+    ref, note = report.reference(None, 70.9)
+    assert ref == 70.9 and "no known optimum" in note
+
+
+def test_median_iqr_and_ranks() -> None:
+    assert report.median_iqr([5.0, 1.0, 3.0, 2.0, 4.0, math.nan]) == (3.0, 2.0, 4.0)
+    assert all(math.isnan(x) for x in report.median_iqr([math.nan]))
+    finals = {
+        "a": {0: 1.0, 1: 2.0, 2: 0.0},
+        "b": {0: 2.0, 1: 2.0, 2: math.nan},  # seed 2 failed: no rank there
+        "c": {0: 3.0, 1: 1.0},
+    }
+    r = report.ranks(finals)
+    assert r == {"a": [1.0, 2.5, 1.0], "b": [2.0, 2.5], "c": [3.0, 1.0]}
+
+
+def test_time_grid_and_log_scale() -> None:
+    ends = np.array([0.5, 1.0, 2.0])
+    regrets = np.array([3.0, 2.0, 1.0])
+    grid = np.array([0.0, 0.5, 0.7, 1.0, 5.0])
+    out = report.on_time_grid(ends, regrets, grid)
+    assert math.isnan(out[0])
+    np.testing.assert_array_equal(out[1:], [3.0, 3.0, 2.0, 1.0])
+    assert report.use_log_scale([np.array([1e-4, 1.0])])
+    assert not report.use_log_scale([np.array([0.0, 0.5, 2.0])])
+
+
+def _fake_run(
+    sampler: str, seed: int, values: list[float], optimum: float | None
+) -> report.RunData:
+    return report.RunData(
+        problem="p",
+        sampler=sampler,
+        seed=seed,
+        workers=1,
+        status="ok",
+        optimum=optimum,
+        n_trials=len(values),
+        seconds_per_suggestion=0.1,
+        true_values=np.array(values),
+        end_times=np.arange(1.0, len(values) + 1),
+    )
+
+
+def test_group_uses_best_seen_without_optimum() -> None:
+    runs = [_fake_run("a", 0, [5.0, 3.0], None), _fake_run("b", 0, [4.0, 2.0], None)]
+    (setting,) = report.group(runs)
+    assert setting.reference == 2.0 and "no known optimum" in setting.note
+    assert setting.finals() == {"a": {0: 1.0}, "b": {0: 0.0}}
+    md = report.table(runs)
+    assert "no known optimum" in md and "| b | **0 [0, 0]** |" in md
+
+
+# ------------------------------------------------------------------------- end to end
+def _read(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _check_png(path: Path) -> None:
+    from matplotlib.image import imread
+
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    image = imread(path)
+    assert image.shape[0] > 300 and image.shape[1] > 400
+    assert image[..., :3].std() > 0.01  # not a blank image
+
+
+def _broken(seed: int) -> optuna.samplers.BaseSampler:
+    raise RuntimeError("this sampler is broken")
+
+
+def test_mixbo_compare_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(compare.SAMPLERS, "broken", _broken)
+    out = tmp_path / "results"
+    argv = [
+        "-p",
+        "func2c",
+        "-s",
+        "random",
+        "tpe",
+        "cmaes",
+        "broken",
+        "--seeds",
+        "2",
+        "-n",
+        "6",
+        "-k",
+        "1",
+        "2",
+        "-o",
+        str(out),
+        "--no-progress",
+        "--quiet",
+    ]
+    assert compare_cli.main(argv) == 0
+
+    runs = _read(out / "runs.csv")
+    assert list(runs[0]) == list(report.RUN_COLUMNS)
+    assert len(runs) == 4 * 2 * 2  # samplers x seeds x workers
+    status = {(r["sampler"], r["seed"], r["workers"]): r["status"] for r in runs}
+    assert {s for (name, _, _), s in status.items() if name in ("random", "tpe")} == {"ok"}
+    assert {s for (name, _, _), s in status.items() if name == "cmaes"} == {"skipped"}
+    assert {s for (name, _, _), s in status.items() if name == "broken"} == {"failed"}
+
+    trials = _read(out / "trials.csv")
+    assert list(trials[0]) == list(report.TRIAL_COLUMNS)
+    assert len(trials) == 2 * 2 * 2 * 6  # ok samplers x seeds x workers x trials
+    for sampler, seed, workers in [
+        (s, str(i), str(k)) for s in ("random", "tpe") for i in (0, 1) for k in (1, 2)
+    ]:
+        mine = [
+            t for t in trials if (t["sampler"], t["seed"], t["workers"]) == (sampler, seed, workers)
+        ]
+        assert [int(t["trial"]) for t in mine] == list(range(6))
+        assert sorted(int(t["finished"]) for t in mine) == list(range(1, 7))
+        by_finish = sorted(mine, key=lambda t: int(t["finished"]))
+        ends = [float(t["end_time"]) for t in by_finish]
+        assert ends == sorted(ends)
+        best = [float(t["best_true_value"]) for t in by_finish]
+        assert best == list(np.minimum.accumulate([float(t["value"]) for t in by_finish]))
+        assert set(json.loads(mine[0]["params"])) == {"h1", "h2", "x1", "x2"}
+        if workers == "2":  # two trials start at time 0
+            assert sum(float(t["start_time"]) == 0.0 for t in mine) == 2
+
+    md = (out / "results.md").read_text()
+    assert "## Summary: 1 worker, sequential" in md
+    assert "## Summary: 2 simulated asynchronous workers" in md
+    assert "mixbo-compare -p func2c" in md
+    assert md.count("| random |") == 4 and md.count("| tpe |") == 4  # summary + problem, per k
+    assert "skipped: no categorical support (CMA-ES)" in md
+    assert "broken failed on seed 0: RuntimeError: this sampler is broken" in md
+    assert "optimum -0.2063257" in md
+    summary = md.split("## Summary: 1 worker, sequential")[1].split("## ")[0]
+    row = next(line for line in summary.splitlines() if line.startswith("| random |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert len(cells) == 4  # sampler, func2c, mean rank, s/suggestion
+    final = [
+        float(t["best_true_value"]) + 0.2063257
+        for t in trials
+        if t["sampler"] == "random" and t["workers"] == "1" and t["finished"] == "6"
+    ]
+    assert cells[1].split(" [")[0].strip("*") == f"{np.median(final):.3g}"
+
+    for name in (
+        "convergence_trials_k1.png",
+        "convergence_trials_k2.png",
+        "convergence_time_k2.png",
+    ):
+        _check_png(out / name)
+    assert not (out / "convergence_time_k1.png").exists()
+
+    # the report can be rebuilt from the CSVs alone, identically
+    (out / "results.md").unlink()
+    assert compare_cli.main(["--report-only", str(out)]) == 0
+    assert (out / "results.md").read_text() == md.replace(
+        "Command: `mixbo-compare " + " ".join(argv) + "`\n\n", ""
+    )
+
+
+def test_parallel_jobs_give_the_same_trials(tmp_path: Path) -> None:
+    common = [
+        "-p",
+        "func2c",
+        "-s",
+        "random",
+        "--seeds",
+        "2",
+        "-n",
+        "4",
+        "-k",
+        "2",
+        "--no-progress",
+        "--quiet",
+    ]
+    assert compare_cli.main([*common, "-o", str(tmp_path / "one")]) == 0
+    assert compare_cli.main([*common, "-j", "2", "-o", str(tmp_path / "two")]) == 0
+    one, two = _read(tmp_path / "one" / "trials.csv"), _read(tmp_path / "two" / "trials.csv")
+    drop = ("suggest_seconds",)
+    assert [{k: v for k, v in r.items() if k not in drop} for r in one] == [
+        {k: v for k, v in r.items() if k not in drop} for r in two
+    ]
+
+
+def test_console_script_and_cli_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["mixbo-compare"] == "optuna_plugins.compare_cli:main"
+    assert compare_cli.main(["--list"]) == 0
+    listed = capsys.readouterr().out
+    assert "func2c" in listed and "cocabo (mixbo)" in listed
+    with pytest.raises(SystemExit):
+        compare_cli.main(["-s", "no-such-sampler"])
+    with pytest.raises(SystemExit):
+        compare_cli.main(["-p", "no-such-problem"])
+    assert compare_cli._expand_samplers(["ours", "random"])[-1] == "random"
+    assert "cocabo" in compare_cli._expand_samplers(["all"])
+
+
+def test_interrupted_comparison_keeps_finished_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = compare_cli.execute
+    calls = []
+
+    def execute(task: compare_cli.Task, on_trial: Any = None) -> compare_cli.Outcome:
+        calls.append(task)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(task, on_trial)
+
+    monkeypatch.setattr(compare_cli, "execute", execute)
+    out = tmp_path / "partial"
+    argv = ["-p", "func2c", "-s", "random", "tpe", "--seeds", "2", "-n", "3", "-o", str(out)]
+    assert compare_cli.main([*argv, "--no-progress", "--quiet"]) == 130
+    # seeds run in order, so the two finished runs are both samplers on seed 0
+    runs = _read(out / "runs.csv")
+    assert [(r["sampler"], r["seed"]) for r in runs] == [("random", "0"), ("tpe", "0")]
+    assert len(_read(out / "trials.csv")) == 2 * 3
+    assert "(interrupted)" in (out / "results.md").read_text()
