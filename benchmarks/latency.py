@@ -6,6 +6,7 @@ printed with its ratio to the baseline (GPSampler, with greenlet installed if av
 
     python benchmarks/latency.py                       # 9-parameter mixed space, all samplers
     python benchmarks/latency.py --space cat25 --samplers cocabo,casmopolitan,gp
+    python benchmarks/latency.py --samplers bofm,cocabo,gp --checkpoints 25,50,100,200 --cpu
 """
 
 from __future__ import annotations
@@ -49,16 +50,19 @@ def cat25(trial: optuna.Trial) -> float:
 SPACES = {"mixed9": mixed9, "cat25": cat25}
 
 
-def measure(sampler_name: str, objective, n_trials: int, seed: int) -> dict[int, float]:
+def measure(
+    sampler_name: str, objective, n_trials: int, seed: int, checkpoints=CHECKPOINTS, clock=None
+) -> dict[int, float]:
+    clock = clock or time.perf_counter
     study = optuna.create_study(sampler=SAMPLERS[sampler_name](seed))
-    times: dict[int, list[float]] = {c: [] for c in CHECKPOINTS}
+    times: dict[int, list[float]] = {c: [] for c in checkpoints}
     for completed in range(n_trials):
-        start = time.perf_counter()
+        start = clock()
         trial = study.ask()
         value = objective(trial)  # parameters are sampled lazily inside suggest_*
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
         study.tell(trial, value)
-        for c in CHECKPOINTS:
+        for c in checkpoints:
             if abs(completed - c) <= WINDOW:
                 times[c].append(elapsed)
     return {c: float(np.median(v)) for c, v in times.items() if v}
@@ -69,19 +73,29 @@ def main() -> None:
     parser.add_argument("--space", choices=list(SPACES), default="mixed9")
     parser.add_argument("--samplers", default="cocabo,gp", help="comma-separated; baseline last")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--checkpoints", default=",".join(map(str, CHECKPOINTS)))
+    parser.add_argument(
+        "--cpu", action="store_true", help="CPU time of this process (for a loaded machine)"
+    )
     args = parser.parse_args()
+    checkpoints = tuple(int(c) for c in args.checkpoints.split(","))
+    clock = time.process_time if args.cpu else time.perf_counter
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     names = [s for s in args.samplers.split(",") if s]
-    n_trials = max(CHECKPOINTS) + WINDOW + 1
-    results = {name: measure(name, SPACES[args.space], n_trials, args.seed) for name in names}
-    baseline = names[-1]
-    print(f"space={args.space}  seconds per suggestion (median of asks within ±{WINDOW} trials)")
-    print("| sampler | " + " | ".join(f"{c} trials" for c in CHECKPOINTS) + " | ratio @100 |")
-    print("|---|" + "---|" * (len(CHECKPOINTS) + 1))
+    n_trials = max(checkpoints) + WINDOW + 1
+    results = {
+        name: measure(name, SPACES[args.space], n_trials, args.seed, checkpoints, clock)
+        for name in names
+    }
+    baseline, last = names[-1], max(checkpoints)
+    kind = "CPU seconds" if args.cpu else "seconds"
+    print(f"space={args.space}  {kind} per suggestion (median of asks within ±{WINDOW} trials)")
+    print("| sampler | " + " | ".join(f"{c} trials" for c in checkpoints) + f" | ratio @{last} |")
+    print("|---|" + "---|" * (len(checkpoints) + 1))
     for name in names:
         row = results[name]
-        ratio = row[100] / results[baseline][100]
-        cells = " | ".join(f"{row[c]:.3f}" for c in CHECKPOINTS)
+        ratio = row[last] / results[baseline][last]
+        cells = " | ".join(f"{row[c]:.3f}" for c in checkpoints)
         print(f"| {name} | {cells} | {ratio:.2f} |")
 
 

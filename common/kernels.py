@@ -11,7 +11,7 @@ import torch
 from botorch.models.utils.gpytorch_modules import get_covar_module_with_dim_scaled_prior
 from gpytorch.constraints import Interval
 from gpytorch.kernels import Kernel, ScaleKernel
-from gpytorch.priors import GammaPrior
+from gpytorch.priors import GammaPrior, NormalPrior
 
 
 def _matches(x1: torch.Tensor, x2: torch.Tensor, diag: bool) -> torch.Tensor:
@@ -91,8 +91,9 @@ class TransformedOverlapKernel(Kernel):
 
     ``k(h, h') = exp(Σ_i ℓ_i 1[h_i = h'_i] / Σ_i ℓ_i)``: the exponential of a weighted overlap,
     so it is positive semi-definite. The ``ℓ_i`` are relevance *weights* (a larger weight makes a
-    mismatch in that coordinate cost more), kept in ``[0.01, 1]``; only their ratios matter. With
-    ``ard=False`` a single weight scales the mean overlap instead: ``exp(ℓ Σ_i 1[h_i = h'_i] / d)``.
+    mismatch in that coordinate cost more); only their ratios matter, so they are fitted as log
+    weights under a standard normal prior, which fixes the scale and keeps the fit well posed.
+    With ``ard=False`` a single weight scales the mean overlap: ``exp(ℓ Σ_i 1[h_i = h'_i] / d)``.
 
     >>> kernel = TransformedOverlapKernel(3, active_dims=[0, 1, 2])
     >>> K = kernel(torch.tensor([[0.0, 1, 2], [0, 1, 0]], dtype=torch.float64)).to_dense()
@@ -106,17 +107,17 @@ class TransformedOverlapKernel(Kernel):
         self.ard = ard
         shape = (1, n_dims) if ard else (1, 1)
         self.register_parameter("raw_weights", torch.nn.Parameter(torch.zeros(*shape)))
-        self.register_constraint("raw_weights", Interval(0.01, 1.0))
+        self.register_prior("log_weights_prior", NormalPrior(0.0, 1.0), lambda m: m.raw_weights)
 
     @property
     def weights(self) -> torch.Tensor:
-        return self.raw_weights_constraint.transform(self.raw_weights)
+        """The weights ``ℓ_i = exp(raw_weights)``."""
+        return torch.exp(self.raw_weights)
 
     @weights.setter
     def weights(self, value: float | torch.Tensor) -> None:
         value = torch.as_tensor(value, dtype=self.raw_weights.dtype, device=self.raw_weights.device)
-        value = value.expand_as(self.raw_weights)
-        self.initialize(raw_weights=self.raw_weights_constraint.inverse_transform(value))
+        self.initialize(raw_weights=torch.log(value.expand_as(self.raw_weights)))
 
     def forward(self, x1, x2, diag: bool = False, last_dim_is_batch: bool = False, **params):
         w = self.weights.reshape(-1).to(x1.dtype).expand(x1.shape[-1])

@@ -238,7 +238,7 @@ class MixedSpace:
         """Unit-cube columns to parameter values (clipped, snapped to grids, rounded for ints)."""
         U = np.clip(U, 0.0, 1.0)
         w = self._wlow[cols] + U * (self._whigh[cols] - self._wlow[cols])
-        v = np.where(self._log[cols], np.exp(w), w)
+        v = np.where(self._log[cols], np.exp(np.where(self._log[cols], w, 0.0)), w)
         step, low, high = self._step[cols], self._low[cols], self._high[cols]
         gridded = step > 0
         safe_step = np.where(gridded, step, 1.0)

@@ -1,4 +1,5 @@
-"""mixbo's Optuna samplers: swap one line, ``optuna.create_study(sampler=CoCaBOSampler(seed=0))``."""
+"""mixbo's Optuna samplers: swap one line,
+``optuna.create_study(sampler=CoCaBOSampler(seed=0))``."""
 
 import common as _common
 
@@ -9,6 +10,8 @@ if not getattr(_common, "__mixbo__", False):  # another top-level module named `
         "on sys.path (reinstall with `pip install mixbo`)."
     )
 
+from optuna_plugins.bofm import BOFMSampler  # noqa: E402
+from optuna_plugins.casmopolitan import CasmopolitanSampler  # noqa: E402
 from optuna_plugins.cocabo import CoCaBOSampler  # noqa: E402
 
-__all__ = ["CoCaBOSampler"]
+__all__ = ["BOFMSampler", "CasmopolitanSampler", "CoCaBOSampler"]

@@ -1,0 +1,282 @@
+"""BO-FM's surrogate: a GP with the ModLap kernel, fitted by MAP with restarts.
+
+Oh, Gavves, Welling, UAI 2021 (seed 004; digest ``001_oh_thesis.md`` §4.5). The reference fits
+``ScaleKernel(ModLap)`` with a constant mean and Gaussian noise by maximising the marginal
+likelihood plus the log priors (MAP), from 10 initialisations, the first the previous fit. Here:
+
+- priors: α half-horseshoe(0.1), β half-horseshoe(2.0), lengthscales inverse-gamma(2, 0.5) (in
+  z-score units, rescaled to our [0, 1] columns), constant mean N(0, 0.5), noise inverse-gamma(2,
+  0.01), output scale log-normal(0, 3), all on standardised targets;
+- objective: the posterior density of the *log* of each positive hyper-parameter (the priors'
+  densities times their Jacobian), maximised by scipy's L-BFGS-B over those logs (never sampling
+  from the priors, so no global RNG is touched). The Jacobian matters: the horseshoe density is
+  infinite at 0, and a plain MAP in log space drives β to 0 (every category uncorrelated with every
+  other) and then stays there, its gradient vanishing; the reference's Adam, stopped early, never
+  got that far. With it, the log-space mode of each prior is finite;
+- restarts: every fit continues from the previous one (``WARM_MAXITER`` iterations). Without a
+  warm start, and every ``RESTART_EVERY`` observations, ``N_SCREEN`` random initialisations drawn
+  from the reference's ranges with the caller's generator are scored by the objective, and the
+  best ``N_RANDOM_RESTARTS`` are refined too; the best optimum wins. Work is bounded by iteration
+  counts (so a fit is reproducible) with a CPU-time safety net.
+
+Without discrete columns the ModLap kernel is undefined (seed 004 §3.4); the model falls back to a
+Matérn-5/2 ARD kernel with BoTorch's priors and the same fitting.
+
+>>> model, params = fit_fm_gp(layout, Z, values, rng, warm_start=previous_params)
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Mapping
+
+import numpy as np
+import torch
+from botorch.models import SingleTaskGP
+from gpytorch.kernels import Kernel, ScaleKernel
+from gpytorch.likelihoods import GaussianLikelihood
+from gpytorch.means import ConstantMean
+from gpytorch.priors import LogNormalPrior, NormalPrior
+
+from common.fm_kernel import UNIT_SCALE, FMKernel, FMLayout, InverseGammaPrior, log_positive
+from common.gp import DTYPE, standardise
+from common.kernels import matern_kernel
+
+_logger = logging.getLogger("optuna.mixbo.fm_model")
+
+N_SCREEN = 8  # random initialisations scored by the MAP objective at a full restart
+N_RANDOM_RESTARTS = 1  # best-scored random initialisations refined by L-BFGS-B at a full restart
+RESTART_EVERY = 10  # full restarts when the number of observations is a multiple of this
+WARM_MAXITER = 10  # L-BFGS-B iterations from the previous fit (tracks the optimum as data grows)
+RESTART_MAXITER = 25  # L-BFGS-B iterations from a random initialisation
+FIT_TIMEOUT_SEC = 10.0  # CPU-time safety net for one fit (the work is bounded by iterations first)
+
+# Bounds of the raw (log-space) hyper-parameters during the fit, by the parameter's name.
+_RAW_BOUNDS = {
+    "raw_alpha": (math.log(1e-4), math.log(1e2)),
+    "raw_beta": (math.log(1e-4), math.log(1e3)),
+    "raw_ls": (math.log(1e-3), math.log(1e1)),
+    "raw_outputscale": (math.log(1e-2), math.log(1e2)),
+    "raw_noise": (math.log(1e-6), math.log(1.0)),
+    "raw_constant": (-3.0, 3.0),
+}
+
+
+_LOG_PARAMS = ("raw_alpha", "raw_beta", "raw_ls", "raw_outputscale", "raw_noise")
+
+
+def fm_covariance(layout: FMLayout) -> Kernel:
+    """``ScaleKernel(ModLap)`` with the reference's output-scale prior (Matérn without graphs)."""
+    base = FMKernel(layout) if layout.graphs else matern_kernel(layout.cont_cols)
+    return ScaleKernel(
+        base,
+        outputscale_prior=LogNormalPrior(0.0, 3.0),
+        outputscale_constraint=log_positive(1e-4),
+    )
+
+
+def build_fm_gp(layout: FMLayout, Z: np.ndarray, values: np.ndarray) -> SingleTaskGP:
+    """The unfitted GP of standardised, negated ``values`` at model rows ``Z``."""
+    train_X = torch.as_tensor(Z, dtype=DTYPE)
+    train_Y = torch.as_tensor(-standardise(np.asarray(values, dtype=float)), dtype=DTYPE)[:, None]
+    likelihood = GaussianLikelihood(
+        noise_prior=InverseGammaPrior(2.0, 0.01), noise_constraint=log_positive(1e-6)
+    )
+    model = SingleTaskGP(
+        train_X,
+        train_Y,
+        likelihood=likelihood,
+        covar_module=fm_covariance(layout),
+        mean_module=ConstantMean(constant_prior=NormalPrior(0.0, 0.5)),
+        outcome_transform=None,
+    )
+    return model.to(DTYPE)
+
+
+def fit_fm_gp(
+    layout: FMLayout,
+    Z: np.ndarray,
+    values: np.ndarray,
+    rng: np.random.Generator,
+    warm_start: Mapping[str, torch.Tensor] | None = None,
+    *,
+    full_restart: bool | None = None,
+    timeout_sec: float = FIT_TIMEOUT_SEC,
+) -> tuple[SingleTaskGP, dict[str, torch.Tensor]]:
+    """A MAP-fitted BO-FM GP and its parameters (the next warm start); never raises on a bad fit.
+
+    ``full_restart`` (default: no usable warm start, or ``len(values)`` a multiple of
+    ``RESTART_EVERY``) adds the random restarts to the warm-started run; the best optimum wins.
+    The work is bounded by iteration counts, so a fit is a deterministic function of its inputs;
+    ``timeout_sec`` only guards against pathological slowness.
+    """
+    deadline = time.process_time() + timeout_sec
+    model = build_fm_gp(layout, Z, values)
+    objective = _MAPObjective(model)
+    runs: list[tuple[dict[str, torch.Tensor], int]] = []
+    if warm_start is not None and _load(model, warm_start):
+        runs.append((_parameters(model), WARM_MAXITER))
+    if full_restart is None:
+        full_restart = not runs or len(values) % RESTART_EVERY == 0
+    if full_restart:
+        screened = []
+        for _ in range(N_SCREEN):
+            _initialise(model, rng)
+            screened.append((objective.value(), _parameters(model)))
+        screened.sort(key=lambda item: item[0])
+        runs += [(params, RESTART_MAXITER) for _, params in screened[:N_RANDOM_RESTARTS]]
+
+    best_loss, best_params = math.inf, None
+    for params, maxiter in runs:
+        if time.process_time() > deadline and best_params is not None:
+            break
+        _load(model, params)
+        try:
+            loss = objective.minimise(maxiter, deadline)
+        except Exception as err:  # numerical failure of one run: try the next
+            _logger.warning("BO-FM hyper-parameter fit failed (%s: %s).", type(err).__name__, err)
+            continue
+        if loss < best_loss:
+            best_loss, best_params = loss, _parameters(model)
+    if best_params is None:
+        _logger.warning("BO-FM hyper-parameter fit failed; using default hyper-parameters.")
+        model = build_fm_gp(layout, Z, values)
+        best_params = _parameters(model)
+    _load(model, best_params)
+    model.eval()
+    return model, best_params
+
+
+class _MAPObjective:
+    """The negative log posterior of the log hyper-parameters (marginal likelihood + log priors).
+
+    Computed directly with a Cholesky factor (no gpytorch MLL machinery, about a third faster) and
+    minimised by scipy's L-BFGS-B over the raw, log-space parameters within ``_RAW_BOUNDS``.
+    """
+
+    def __init__(self, model: SingleTaskGP):
+        self.model = model
+        self.X = model.train_inputs[0]
+        self.y = model.train_targets
+        self.eye = torch.eye(len(self.y), dtype=self.y.dtype)
+        self.params = [p for _, p in model.named_parameters()]
+        self.bounds = [
+            _RAW_BOUNDS.get(name.rsplit(".", 1)[-1], (None, None))
+            for name, p in model.named_parameters()
+            for _ in range(p.numel())
+        ]
+        self.priors = list(model.named_priors())
+        # log-space parameters: their log-Jacobian turns the prior density into one of log θ
+        self.log_params = [
+            p for name, p in model.named_parameters() if name.rsplit(".", 1)[-1] in _LOG_PARAMS
+        ]
+
+    def _loss(self) -> torch.Tensor:
+        model = self.model
+        K = model.covar_module(self.X).to_dense() + model.likelihood.noise * self.eye
+        L = torch.linalg.cholesky(K)
+        r = (self.y - model.mean_module.constant).unsqueeze(-1)
+        a = torch.cholesky_solve(r, L)
+        loss = 0.5 * (r * a).sum() + L.diagonal().log().sum()
+        for _, module, prior, closure, _ in self.priors:
+            loss = loss - prior.log_prob(closure(module)).sum()
+        for raw in self.log_params:  # value = exp(raw) + floor, so log |d value / d raw| = raw
+            loss = loss - raw.sum()
+        return loss / len(self.y)
+
+    def value(self) -> float:
+        try:
+            with torch.no_grad():
+                value = float(self._loss())
+        except Exception:  # e.g. a non-PD matrix at a bad initialisation
+            return math.inf
+        return value if math.isfinite(value) else math.inf
+
+    def minimise(self, maxiter: int, deadline: float) -> float:
+        from scipy.optimize import minimize
+
+        def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+            self._set(x)
+            for p in self.params:
+                p.grad = None
+            try:
+                loss = self._loss()
+                loss.backward()
+            except Exception:  # not PD here: a large value sends the line search back
+                return 1e10, np.zeros_like(x)
+            value = loss.item()
+            grad = np.concatenate([_grad(p) for p in self.params])
+            if not math.isfinite(value) or not np.all(np.isfinite(grad)):
+                return 1e10, np.zeros_like(x)
+            if time.process_time() > deadline:
+                raise _Timeout(value, x.copy())
+            return value, grad
+
+        x0 = np.concatenate([p.detach().reshape(-1).numpy() for p in self.params])
+        lower = [-np.inf if lo is None else lo for lo, _ in self.bounds]
+        upper = [np.inf if hi is None else hi for _, hi in self.bounds]
+        x0 = np.clip(x0, lower, upper)
+        try:
+            options = {"maxiter": maxiter}
+            result = minimize(
+                fun, x0, jac=True, method="L-BFGS-B", bounds=self.bounds, options=options
+            )
+            x = result.x
+        except _Timeout as stop:
+            x = stop.x
+        self._set(x)
+        return self.value()
+
+    def _set(self, x: np.ndarray) -> None:
+        with torch.no_grad():
+            i = 0
+            for p in self.params:
+                p.copy_(torch.as_tensor(x[i : i + p.numel()], dtype=p.dtype).reshape(p.shape))
+                i += p.numel()
+
+
+class _Timeout(Exception):
+    def __init__(self, loss: float, x: np.ndarray):
+        super().__init__("fit timed out")
+        self.loss, self.x = loss, x
+
+
+def _grad(p: torch.Tensor) -> np.ndarray:
+    return np.zeros(p.numel()) if p.grad is None else p.grad.detach().reshape(-1).numpy()
+
+
+# ------------------------------------------------------------------------------------ helpers
+def _initialise(model: SingleTaskGP, rng: np.random.Generator) -> None:
+    """Random hyper-parameters from the reference's restart ranges (lengthscales in [0,1] units)."""
+    covar = model.covar_module
+    base = covar.base_kernel
+    with torch.no_grad():
+        model.likelihood.noise = float(np.exp(rng.uniform(-4.0, -2.0)))
+        model.mean_module.constant.fill_(float(rng.normal(0.0, 0.1)))
+        covar.outputscale = float(np.exp(rng.normal(0.0, 0.5)))
+        if isinstance(base, FMKernel):
+            n_graphs = len(base.graph_cols)
+            base.beta = torch.as_tensor(rng.uniform(1e-3, 2.0, n_graphs))
+            if base.cont_cols:
+                base.alpha = torch.as_tensor(rng.uniform(1e-3, 2.0, n_graphs))
+                base.ls = torch.as_tensor(rng.uniform(0.25, 2.0, len(base.cont_cols)) * UNIT_SCALE)
+        else:
+            base.lengthscale = torch.as_tensor(rng.uniform(0.05, 1.0, base.lengthscale.shape))
+
+
+def _parameters(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {name: p.detach().clone() for name, p in model.named_parameters()}
+
+
+def _load(model: torch.nn.Module, params: Mapping[str, torch.Tensor]) -> bool:
+    own = dict(model.named_parameters())
+    if set(own) != set(params) or any(own[k].shape != params[k].shape for k in own):
+        return False
+    if not all(torch.isfinite(v).all() for v in params.values()):
+        return False
+    with torch.no_grad():
+        for name, value in params.items():
+            own[name].copy_(value)
+    return True

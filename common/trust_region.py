@@ -1,0 +1,310 @@
+"""CASMOPOLITAN's trust regions: a Hamming ball on the categoricals, a box on the continuous dims.
+
+Wan, Nguyen, Ha, Ru, Lu, Osborne. "Think global and act local: Bayesian optimisation over
+high-dimensional categorical and mixed search spaces", ICML 2021 (seed 000 §5.6), after TuRBO
+(Eriksson et al. 2019).
+
+The state is a small frozen dataclass and :func:`update_state` a pure function of it and one new
+value, so the state of a study is :func:`replay` of its ordered values: two processes sharing a
+storage, or a restored study, agree on it. The trust-region *centre* is not stored; it is the best
+observation of the current restart (``state.best_index`` into the history).
+
+>>> config = TrustRegionConfig.for_dims(n_cat=25, n_cont=0, n_init=10)
+>>> state = replay(values, config)
+>>> state.hamming, state.n_failure, state.restart
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from common.local_search import Seen
+    from common.space import MixedSpace
+
+_logger = logging.getLogger("optuna.mixbo.trust_region")
+
+# The reference's constants for the continuous box (unit cube) and the expand/shrink factor.
+LENGTH_INIT = 0.8
+LENGTH_MIN = 2.0**-7
+LENGTH_MAX = 1.6
+FACTOR = 1.5
+SUCCESS_TOLERANCE = 3
+REFERENCE_FAILURE_TOLERANCE = 40
+
+
+def default_failure_tolerance(dim: int) -> int:
+    """Consecutive failures before a shrink: ``clip(ceil(sqrt(dim)), 2, 10)``.
+
+    TuRBO uses ``dim`` and the CASMOPOLITAN reference 40; both leave the region at its initial size
+    for the whole of a 100–300-trial budget in 25–60 dimensions (a Hamming ball shrinks seven times
+    from 20 before a restart). ``benchmarks/casmopolitan_tolerance.py`` measures the choice.
+    """
+    return int(min(10, max(2, math.ceil(math.sqrt(max(dim, 1))))))
+
+
+@dataclass(frozen=True)
+class TrustRegionConfig:
+    """The fixed rules of one space's trust region: lengths, tolerances, success threshold."""
+
+    n_cat: int
+    n_cont: int
+    hamming_init: int
+    hamming_max: int
+    failure_tolerance: int
+    success_tolerance: int = SUCCESS_TOLERANCE
+    hamming_min: int = 1
+    length_init: float = LENGTH_INIT
+    length_min: float = LENGTH_MIN
+    length_max: float = LENGTH_MAX
+    factor: float = FACTOR
+    threshold: float = 1e-3  # success = improvement beyond this fraction of |best|
+    n_init: int = 0  # the initial design: tracked for the best value, not counted
+
+    @classmethod
+    def for_dims(
+        cls,
+        n_cat: int,
+        n_cont: int,
+        n_init: int = 0,
+        *,
+        failure_tolerance: int | None = None,
+        success_tolerance: int = SUCCESS_TOLERANCE,
+    ) -> TrustRegionConfig:
+        """Defaults scaled to the space: Hamming ball 0.8·d_h initially, d_h at most."""
+        fail = failure_tolerance
+        if fail is None:
+            fail = default_failure_tolerance(n_cat + n_cont)
+        return cls(
+            n_cat=n_cat,
+            n_cont=n_cont,
+            hamming_init=max(1, round(0.8 * n_cat)) if n_cat else 0,
+            hamming_max=n_cat,
+            failure_tolerance=max(1, int(fail)),
+            success_tolerance=max(1, int(success_tolerance)),
+            n_init=max(0, int(n_init)),
+        )
+
+
+@dataclass(frozen=True)
+class TrustRegionState:
+    """Lengths, counters and restart bookkeeping after ``n_seen`` observations.
+
+    ``length`` is the continuous box's side (unit cube, before the ARD shaping), ``hamming`` the
+    radius of the categorical ball. ``start`` is the history index where the current restart began
+    and ``best_index`` that of its best observation (the centre), ``-1`` while it has none.
+    ``restart_bests`` holds the index of each finished restart's best observation.
+    """
+
+    config: TrustRegionConfig
+    length: float
+    hamming: int
+    n_success: int = 0
+    n_failure: int = 0
+    best_value: float = math.inf
+    best_index: int = -1
+    start: int = 0
+    n_seen: int = 0
+    restart_bests: tuple[int, ...] = field(default=())
+
+    @property
+    def restart(self) -> int:
+        """How many restarts happened so far."""
+        return len(self.restart_bests)
+
+    @property
+    def needs_centre(self) -> bool:
+        """True right after a restart: no observation yet, so the next point is a new centre."""
+        return self.best_index < self.start
+
+
+def initial_state(config: TrustRegionConfig) -> TrustRegionState:
+    return TrustRegionState(config=config, length=config.length_init, hamming=config.hamming_init)
+
+
+def _expand(state: TrustRegionState) -> TrustRegionState:
+    c = state.config
+    hamming = min(max(state.hamming + 1, int(state.hamming * c.factor)), c.hamming_max)
+    return replace(state, length=min(state.length * c.factor, c.length_max), hamming=hamming)
+
+
+def _shrink(state: TrustRegionState) -> TrustRegionState:
+    c = state.config
+    return replace(state, length=state.length / c.factor, hamming=int(state.hamming / c.factor))
+
+
+def restart_due(state: TrustRegionState) -> bool:
+    """A length fell below its minimum: the Hamming radius (if any categoricals) or the box side."""
+    c = state.config
+    return (c.n_cat > 0 and state.hamming < c.hamming_min) or (
+        c.n_cont > 0 and state.length < c.length_min
+    )
+
+
+def update_state(state: TrustRegionState, value: float) -> TrustRegionState:
+    """The state after observing ``value`` (to minimise) at history index ``state.n_seen``.
+
+    TuRBO's rule: a success improves the restart's best by more than ``threshold·|best|``;
+    ``success_tolerance`` successes in a row expand both lengths ×1.5, ``failure_tolerance``
+    failures in a row shrink them ÷1.5 (the Hamming radius floored to an integer). When a length
+    falls below its minimum, a new restart begins with the initial lengths and the old restart's
+    best is recorded.
+    """
+    c = state.config
+    t = state.n_seen
+    value = float(value)
+    if state.needs_centre:  # the first observation of a restart becomes its centre
+        return replace(state, best_value=value, best_index=t, n_seen=t + 1)
+    improved = value < state.best_value - c.threshold * abs(state.best_value)
+    if value < state.best_value:
+        state = replace(state, best_value=value, best_index=t)
+    state = replace(state, n_seen=t + 1)
+    if t < c.n_init:
+        return state
+    if improved:
+        state = replace(state, n_success=state.n_success + 1, n_failure=0)
+    else:
+        state = replace(state, n_success=0, n_failure=state.n_failure + 1)
+    if state.n_success >= c.success_tolerance:
+        state = replace(_expand(state), n_success=0)
+    elif state.n_failure >= c.failure_tolerance:
+        state = replace(_shrink(state), n_failure=0)
+    if restart_due(state):
+        return replace(
+            initial_state(c),
+            start=t + 1,
+            n_seen=t + 1,
+            restart_bests=state.restart_bests + (state.best_index,),
+        )
+    return state
+
+
+def replay(values: Sequence[float], config: TrustRegionConfig) -> TrustRegionState:
+    """The state after the ordered ``values``: :func:`update_state` folded from the start."""
+    state = initial_state(config)
+    for v in values:
+        state = update_state(state, v)
+    return state
+
+
+# ---------------------------------------------------------------------- geometry
+@dataclass(frozen=True)
+class Region:
+    """A trust region in encoded coordinates: Hamming ball on ``cat_dims``, box on ``cont_dims``.
+
+    ``lower``/``upper`` are the box bounds of the continuous columns (in ``cont_dims`` order).
+    """
+
+    centre: np.ndarray
+    cat_dims: tuple[int, ...]
+    cont_dims: tuple[int, ...]
+    hamming: int
+    lower: np.ndarray
+    upper: np.ndarray
+
+    def distance(self, X: np.ndarray) -> np.ndarray:
+        """Hamming distance of each row's categoricals to the centre's."""
+        cat = list(self.cat_dims)
+        return (np.asarray(X)[:, cat] != self.centre[cat]).sum(axis=1)
+
+    def contains(self, X: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+        X = np.asarray(X, dtype=float).reshape(-1, len(self.centre))
+        inside = self.distance(X) <= self.hamming
+        if self.cont_dims:
+            V = X[:, list(self.cont_dims)]
+            inside &= np.all((V >= self.lower - tol) & (V <= self.upper + tol), axis=1)
+        return inside
+
+
+def box_bounds(
+    centre: np.ndarray, length: float, lengthscales: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """TuRBO's box: side ``length·w_i`` around ``centre``, ``w`` the ARD lengthscales over their
+    geometric mean, clipped to the unit cube."""
+    centre = np.asarray(centre, dtype=float)
+    w = np.ones_like(centre)
+    if lengthscales is not None and len(lengthscales) == len(centre):
+        ls = np.asarray(lengthscales, dtype=float)
+        if np.all(np.isfinite(ls)) and np.all(ls > 0):
+            w = ls / np.exp(np.mean(np.log(ls)))
+    half = length * w / 2.0
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+
+
+def region_of(
+    state: TrustRegionState,
+    centre: np.ndarray,
+    cat_dims: Sequence[int],
+    cont_dims: Sequence[int],
+    lengthscales: np.ndarray | None = None,
+) -> Region:
+    """The trust region of ``state`` around the encoded row ``centre``."""
+    cont = list(cont_dims)
+    lower, upper = box_bounds(centre[cont], state.length, lengthscales)
+    return Region(
+        centre=np.asarray(centre, dtype=float),
+        cat_dims=tuple(cat_dims),
+        cont_dims=tuple(cont_dims),
+        hamming=min(state.hamming, len(cat_dims)),
+        lower=lower,
+        upper=upper,
+    )
+
+
+# ---------------------------------------------------------------------- restarts
+def restart_candidates(
+    X: np.ndarray, values: np.ndarray, state: TrustRegionState
+) -> tuple[np.ndarray, np.ndarray]:
+    """The auxiliary GP's data: the best observation of every earlier restart."""
+    idx = np.asarray(state.restart_bests, dtype=int)
+    return X[idx], values[idx]
+
+
+def choose_restart_centre(
+    space: MixedSpace,
+    X: np.ndarray,
+    values: np.ndarray,
+    state: TrustRegionState,
+    rng: np.random.Generator,
+    *,
+    kappa: float = 2.0,
+    n_candidates: int | None = None,
+    exclude: Seen | None = None,
+    kernel_factory: Callable | None = None,
+) -> np.ndarray:
+    """The next restart's centre: argmax of GP-UCB over random candidates (Wan et al., Eq 5.13).
+
+    The auxiliary GP is fitted to the best point of every earlier restart; candidates are uniform
+    over the space, ``min(100·dim, 2000)`` of them, without those in ``exclude`` (a
+    :class:`common.local_search.Seen`). On a numerical failure the best random candidate by
+    distance from the earlier bests is used, with a warning.
+    """
+    from common.acquisition import evaluate, upper_confidence_bound
+    from common.gp import fit_gp
+    from common.kernels import casmopolitan_kernel
+
+    n_candidates = n_candidates or min(100 * space.dim, 2000)
+    cands = space.sample(n_candidates, rng)
+    if exclude is not None:
+        fresh = ~exclude.contains(cands)
+        cands = cands[fresh] if fresh.any() else cands
+    Xa, ya = restart_candidates(X, values, state)
+    if len(Xa) == 0:
+        return cands[0]
+    cat, cont = list(space.cat_dims), list(space.cont_dims)
+    try:
+        model, _ = fit_gp(Xa, ya, lambda: (kernel_factory or casmopolitan_kernel)(cont, cat))
+        scores = evaluate(upper_confidence_bound(model, kappa), cands)
+        if not np.all(np.isfinite(scores)):
+            raise FloatingPointError("non-finite UCB values")
+        return cands[int(np.argmax(scores))]
+    except Exception as err:  # far from the earlier bests instead
+        _logger.warning("Restart GP failed (%s); restarting far from earlier bests.", err)
+        diff = (cands[:, None, :] != Xa[None, :, :]).sum(-1).min(axis=1)
+        return cands[int(np.argmax(diff))]

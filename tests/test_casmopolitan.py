@@ -1,0 +1,191 @@
+"""The CASMOPOLITAN strategy and ``CasmopolitanSampler``."""
+
+from __future__ import annotations
+
+import logging
+import pickle
+
+import numpy as np
+import optuna
+import pytest
+
+from common.casmopolitan import Casmopolitan
+from common.history import History
+from common.local_search import Seen
+from common.space import Categorical, Float, Integer, MixedSpace
+from common.trust_region import region_of
+from optuna_plugins import CasmopolitanSampler
+
+
+def _cat_space(n: int = 12, k: int = 3) -> MixedSpace:
+    return MixedSpace([Categorical(f"h{i}", tuple(range(k))) for i in range(n)])
+
+
+def _target(i: int, k: int = 3) -> int:
+    return (i * 7) % k
+
+
+def _cat_objective(config) -> float:
+    return float(sum(config[f"h{i}"] != _target(i) for i in range(len(config))))
+
+
+def _mixed_space() -> MixedSpace:
+    return MixedSpace(
+        [Categorical(f"c{i}", ("a", "b", "c")) for i in range(6)]
+        + [Float("x", -2.0, 2.0), Integer("n", 1, 32, log=True), Float("s", 0.0, 1.0, step=0.25)]
+    )
+
+
+def _mixed_objective(config) -> float:
+    mismatches = sum(config[f"c{i}"] != "b" for i in range(6))
+    return mismatches + (config["x"] - 0.7) ** 2 + abs(np.log2(config["n"]) - 3) + config["s"]
+
+
+def _history(space, objective, n, seed, pending=()):
+    configs = space.decode(space.sample(n, np.random.default_rng(seed)))
+    return History.from_lists(configs, [objective(c) for c in configs], pending)
+
+
+def test_suggestions_are_valid_new_and_inside_the_trust_region() -> None:
+    space = _cat_space()
+    history = _history(space, _cat_objective, 25, 0)
+    strategy = Casmopolitan(n_init=10)
+    state = strategy.trust_region_state(space, history)
+    X = space.encode(history.configs)
+    region = region_of(state, X[state.best_index], space.cat_dims, space.cont_dims)
+    configs = strategy.suggest(space, history, 3, np.random.default_rng(0))
+    rows = space.encode(configs)
+    assert len(configs) == 3
+    assert region.contains(rows).all()
+    assert not Seen(X).contains(rows).any()
+    assert len({tuple(r) for r in rows}) == 3  # distinct within the batch
+
+
+def test_pending_configs_are_not_suggested_again() -> None:
+    space = _cat_space(4, 2)  # 16 configs
+    configs = space.decode(space.sample(12, np.random.default_rng(1)))
+    unique = list({tuple(c.values()): c for c in configs}.values())
+    history = History.from_lists(unique[:-2], [_cat_objective(c) for c in unique[:-2]], unique[-2:])
+    picks = Casmopolitan(n_init=2).suggest(space, history, 2, np.random.default_rng(0))
+    taken = {tuple(c.values()) for c in unique}
+    assert all(tuple(p.values()) not in taken for p in picks)
+
+
+def test_mixed_space_suggestions_respect_bounds_and_grids() -> None:
+    space = _mixed_space()
+    history = _history(space, _mixed_objective, 20, 2)
+    configs = Casmopolitan(n_init=10).suggest(space, history, 2, np.random.default_rng(0))
+    for c in configs:
+        assert -2.0 <= c["x"] <= 2.0 and isinstance(c["x"], float)
+        assert 1 <= c["n"] <= 32 and isinstance(c["n"], int)
+        assert c["s"] in (0.0, 0.25, 0.5, 0.75, 1.0)
+        assert all(c[f"c{i}"] in ("a", "b", "c") for i in range(6))
+
+
+def test_a_restart_proposes_a_new_centre_away_from_the_old_bests() -> None:
+    space = _cat_space(8, 2)
+    history = _history(space, _cat_objective, 20, 3)
+    strategy = Casmopolitan(n_init=3, failure_tolerance=1)
+    values = np.full(len(history), 5.0)
+    values[1] = 1.0  # one early best, then nothing but failures
+    history = History.from_lists(history.configs, values)
+    state = strategy.trust_region_state(space, history)
+    assert state.restart >= 1
+    # a history ending right at a restart: the next suggestion is the new centre
+    cut = next(k for k in range(1, len(values) + 1)
+               if strategy.trust_region_state(space, History.from_lists(
+                   history.configs[:k], values[:k])).needs_centre)
+    short = History.from_lists(history.configs[:cut], values[:cut])
+    config = strategy.suggest(space, short, 1, np.random.default_rng(0))[0]
+    assert tuple(config.values()) not in {tuple(c.values()) for c in short.configs}
+
+
+def test_two_processes_agree_on_the_state_and_a_copy_continues_identically() -> None:
+    space = _cat_space()
+    history = _history(space, _cat_objective, 40, 4)
+    a, b = Casmopolitan(n_init=10), Casmopolitan(n_init=10)
+    assert a.trust_region_state(space, history) == b.trust_region_state(space, history)
+    a.suggest(space, history, 1, np.random.default_rng(0))  # warm its GP cache
+    copy = pickle.loads(pickle.dumps(a))
+    x = a.suggest(space, history, 1, np.random.default_rng(7))
+    y = copy.suggest(space, history, 1, np.random.default_rng(7))
+    assert x == y
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def test_local_search_failure_degrades_with_a_warning(monkeypatch) -> None:
+    import common.local_search
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("numerical trouble")
+
+    monkeypatch.setattr(common.local_search, "maximize_in_region", boom)
+    space = _cat_space()
+    history = _history(space, _cat_objective, 20, 5)
+    strategy = Casmopolitan()
+    state = strategy.trust_region_state(space, history)
+    assert not state.needs_centre
+    records = _Records()
+    logger = logging.getLogger("optuna.mixbo.casmopolitan")  # optuna's loggers do not propagate
+    logger.addHandler(records)
+    try:
+        configs = strategy.suggest(space, history, 1, np.random.default_rng(0))
+    finally:
+        logger.removeHandler(records)
+    assert any("Local search failed" in m for m in records.messages)
+    X = space.encode(history.configs)
+    region = region_of(state, X[state.best_index], space.cat_dims, space.cont_dims)
+    assert region.contains(space.encode(configs)).all()  # a random point of the region instead
+
+
+def test_constant_objective_does_not_break_the_strategy() -> None:
+    space = _mixed_space()
+    configs = space.decode(space.sample(15, np.random.default_rng(6)))
+    history = History.from_lists(configs, np.zeros(15))
+    out = Casmopolitan(n_init=5).suggest(space, history, 1, np.random.default_rng(0))
+    assert len(out) == 1
+
+
+def test_sampler_finds_a_hidden_categorical_target() -> None:
+    # 12 three-way choices: random search hits f = 0 with probability 3**-12 per trial
+    space = {f"h{i}": optuna.distributions.CategoricalDistribution((0, 1, 2)) for i in range(12)}
+    study = optuna.create_study(sampler=CasmopolitanSampler(seed=0, n_startup_trials=8))
+    for _ in range(45):
+        trial = study.ask(space)
+        study.tell(trial, _cat_objective(trial.params))
+    assert study.best_value <= 1.0
+    random_study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    random_study.optimize(lambda t: _cat_objective(
+        {n: t.suggest_categorical(n, (0, 1, 2)) for n in space}), n_trials=45)
+    assert study.best_value < random_study.best_value
+
+
+def test_sampler_is_reproducible_with_a_seed() -> None:
+    def run() -> list[dict]:
+        study = optuna.create_study(sampler=CasmopolitanSampler(seed=3, n_startup_trials=4))
+        study.optimize(lambda t: _mixed_objective({
+            **{f"c{i}": t.suggest_categorical(f"c{i}", ("a", "b", "c")) for i in range(6)},
+            "x": t.suggest_float("x", -2.0, 2.0),
+            "n": t.suggest_int("n", 1, 32, log=True),
+            "s": t.suggest_float("s", 0.0, 1.0, step=0.25),
+        }), n_trials=8)
+        return [t.params for t in study.trials]
+
+    assert run() == run()
+
+
+def test_sampler_rejects_bad_arguments() -> None:
+    with pytest.raises(ValueError):
+        CasmopolitanSampler(acquisition="pi")
+    with pytest.raises(ValueError):
+        CasmopolitanSampler(failure_tolerance=0)
+    with pytest.raises(ValueError):
+        CasmopolitanSampler(n_startup_trials=-1)

@@ -1,0 +1,367 @@
+"""CASMOPOLITAN's trust regions, local search and transformed overlap kernel."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+from botorch.acquisition import AcquisitionFunction
+
+from common.acquisition import upper_confidence_bound
+from common.gp import fit_gp
+from common.kernels import TransformedOverlapKernel, _matches, casmopolitan_kernel
+from common.local_search import (
+    Seen,
+    hamming_neighbours,
+    maximize_in_region,
+    sample_in_region,
+    snap_into_region,
+)
+from common.space import Categorical, Float, Integer, MixedSpace
+from common.trust_region import (
+    LENGTH_INIT,
+    LENGTH_MIN,
+    Region,
+    TrustRegionConfig,
+    box_bounds,
+    choose_restart_centre,
+    default_failure_tolerance,
+    initial_state,
+    region_of,
+    replay,
+    update_state,
+)
+
+
+def _config(n_cat=25, n_cont=0, n_init=0, fail=4, succ=3) -> TrustRegionConfig:
+    return TrustRegionConfig.for_dims(
+        n_cat, n_cont, n_init, failure_tolerance=fail, success_tolerance=succ
+    )
+
+
+def _feed(state, values):
+    for v in values:
+        state = update_state(state, v)
+    return state
+
+
+# ---------------------------------------------------------------------- state rules
+def test_initial_lengths_follow_the_reference_and_the_dimension() -> None:
+    state = initial_state(_config(n_cat=25, n_cont=3))
+    assert state.length == LENGTH_INIT == 0.8
+    assert state.hamming == 20 and state.config.hamming_max == 25
+    assert state.config.length_min == 2.0**-7 and state.config.length_max == 1.6
+    assert initial_state(_config(n_cat=50)).hamming == 40
+    assert initial_state(_config(n_cat=2)).hamming == 2
+
+
+def test_default_failure_tolerance_grows_with_the_dimension_and_stays_short() -> None:
+    assert [default_failure_tolerance(d) for d in (1, 2, 9, 25, 53, 60, 400)] == [
+        2, 2, 3, 5, 8, 8, 10
+    ]
+    assert TrustRegionConfig.for_dims(25, 0).failure_tolerance == 5
+    assert TrustRegionConfig.for_dims(50, 3).failure_tolerance == 8
+
+
+def test_expansion_after_a_run_of_successes() -> None:
+    state = _feed(initial_state(_config(n_cat=25, n_cont=2)), [10.0])
+    state = _feed(state, [9.0, 8.0])
+    assert (state.n_success, state.length, state.hamming) == (2, 0.8, 20)
+    state = update_state(state, 7.0)
+    assert state.n_success == 0
+    assert state.length == pytest.approx(1.2)
+    assert state.hamming == 25  # int(20 × 1.5) = 30, capped at d_h
+    state = _feed(state, [6.0, 5.0, 4.0])
+    assert state.length == pytest.approx(1.6)  # capped at the maximum
+
+
+def test_small_hamming_radius_still_grows() -> None:
+    state = _feed(initial_state(_config(n_cat=25, fail=1)), [10.0] * 6)  # 20→13→8→5→3→2
+    assert state.hamming == 2
+    state = _feed(state, [9.0, 8.0, 7.0])
+    assert state.hamming == 3
+
+
+def test_shrinking_after_a_run_of_failures() -> None:
+    state = _feed(initial_state(_config(n_cat=25, n_cont=2, fail=4)), [10.0])
+    state = _feed(state, [10.0, 11.0, 12.0])
+    assert (state.n_failure, state.hamming) == (3, 20)
+    state = update_state(state, 10.0)
+    assert state.n_failure == 0
+    assert state.length == pytest.approx(0.8 / 1.5)
+    assert state.hamming == 13  # int(20 / 1.5)
+
+
+def test_improvement_below_the_threshold_is_a_failure_but_moves_the_centre() -> None:
+    state = _feed(initial_state(_config(fail=10)), [100.0])
+    state = update_state(state, 99.95)  # less than 1e-3 × 100 better
+    assert state.n_failure == 1 and state.n_success == 0
+    assert state.best_index == 1 and state.best_value == 99.95
+    state = update_state(state, 99.0)
+    assert state.n_success == 1 and state.n_failure == 0
+
+
+def test_a_success_resets_the_failure_run() -> None:
+    state = _feed(initial_state(_config(fail=3)), [10.0, 11.0, 11.0, 9.0, 11.0, 11.0])
+    assert state.hamming == 20 and state.n_failure == 2
+
+
+def test_initial_design_is_not_counted() -> None:
+    state = _feed(initial_state(_config(n_init=5, fail=1)), [5.0, 6.0, 7.0, 4.0, 8.0])
+    assert (state.n_success, state.n_failure, state.hamming) == (0, 0, 20)
+    assert state.best_index == 3
+    assert update_state(state, 9.0).hamming == 13
+
+
+def test_restart_when_the_hamming_radius_collapses() -> None:
+    config = _config(n_cat=25, n_cont=3, fail=2)
+    values = [5.0, 3.0] + [9.0] * 13
+    state = _feed(initial_state(config), values)
+    assert state.hamming == 1 and state.restart == 0  # 20→13→8→5→3→2→1 after 12 failures
+    state = update_state(state, 9.0)  # the 14th failure: 1 → 0 < minimum
+    assert state.restart == 1
+    assert state.restart_bests == (1,)  # index of the old restart's best value, 3.0
+    assert state.needs_centre and state.start == 16 and state.n_seen == 16
+    assert (state.hamming, state.length, state.n_failure) == (20, LENGTH_INIT, 0)
+    state = update_state(state, 50.0)  # the restart's first point becomes its centre
+    assert not state.needs_centre and state.best_index == 16 and state.best_value == 50.0
+    state = update_state(state, 40.0)
+    assert state.n_success == 1
+
+
+def test_restart_when_the_box_collapses_on_a_continuous_space() -> None:
+    config = _config(n_cat=0, n_cont=4, fail=1)
+    shrinks = math.ceil(math.log(LENGTH_INIT / LENGTH_MIN) / math.log(1.5))  # 12
+    state = _feed(initial_state(config), [1.0] + [2.0] * (shrinks - 1))
+    assert state.restart == 0 and state.length >= LENGTH_MIN
+    state = update_state(state, 2.0)
+    assert state.restart == 1 and state.length == LENGTH_INIT
+
+
+# ---------------------------------------------------------------------- replay
+def _random_values(rng: np.random.Generator, n: int) -> np.ndarray:
+    # mostly failures with occasional improvements: several shrinks and restarts
+    return np.where(rng.random(n) < 0.15, -np.arange(n) * 0.1, 5.0 + rng.random(n))
+
+
+def test_replay_is_a_pure_function_of_the_ordered_values() -> None:
+    rng = np.random.default_rng(0)
+    values = _random_values(rng, 200)
+    config = _config(n_cat=25, n_cont=3, n_init=10, fail=3)
+    a, b = replay(values, config), replay(list(values), config)
+    assert a == b and a.restart >= 2
+    assert replay(values[::-1], config) != a  # the order matters
+
+
+def test_incremental_updates_equal_a_full_replay() -> None:
+    rng = np.random.default_rng(1)
+    values = _random_values(rng, 150)
+    config = _config(n_cat=10, n_cont=2, n_init=5, fail=2)
+    state = initial_state(config)
+    for k, v in enumerate(values, start=1):
+        state = update_state(state, v)
+        if k % 10 == 0 or k == len(values):
+            assert state == replay(values[:k], config)
+    assert state.restart >= 1 and state.n_seen == len(values)
+
+
+# ---------------------------------------------------------------------- geometry
+def test_box_sides_follow_the_ard_lengthscales() -> None:
+    lo, hi = box_bounds(np.full(3, 0.5), 0.4, np.array([0.5, 1.0, 2.0]))
+    sides = hi - lo
+    assert sides[0] < sides[1] < sides[2]
+    assert np.exp(np.mean(np.log(sides))) == pytest.approx(0.4)
+    assert sides[2] / sides[0] == pytest.approx(4.0)
+    lo, hi = box_bounds(np.array([0.05]), 0.4, None)
+    assert lo[0] == 0.0 and hi[0] == pytest.approx(0.25)  # clipped to the unit cube
+
+
+def _mixed_space() -> MixedSpace:
+    return MixedSpace(
+        [Categorical(f"c{i}", tuple("abcd")) for i in range(8)]
+        + [Float("x", 0.0, 1.0), Integer("n", 0, 6), Float("lr", 1e-4, 1.0, log=True)]
+    )
+
+
+def test_samples_and_snapped_rows_stay_in_the_region() -> None:
+    space = _mixed_space()
+    rng = np.random.default_rng(0)
+    centre = space.sample(1, rng)[0]
+    lo, hi = box_bounds(centre[list(space.cont_dims)], 0.1, None)
+    region = Region(centre, space.cat_dims, space.cont_dims, 2, lo, hi)
+    X = sample_in_region(space, region, 500, rng)
+    assert region.contains(X).all()
+    assert set(region.distance(X)) == {0, 1, 2}
+    # integer column: a box narrower than one grid cell snaps every point to the centre's value
+    n_col = space.cont_dims[1]
+    assert np.allclose(X[:, n_col], centre[n_col])
+    assert np.array_equal(space.round(X), X)  # on the grids
+
+
+def test_hamming_neighbours_are_all_single_changes() -> None:
+    space = MixedSpace([Categorical("a", (0, 1, 2)), Categorical("b", (0, 1)), Float("x", 0, 1)])
+    X = np.array([[0.0, 1.0, 0.3]])
+    N = hamming_neighbours(X, space, np.random.default_rng(0), 100)[0]
+    assert N.shape == (3, 3)  # 2 + 1 moves
+    assert {tuple(r) for r in N} == {(1.0, 1.0, 0.3), (2.0, 1.0, 0.3), (0.0, 0.0, 0.3)}
+
+
+class _Recorder(AcquisitionFunction):
+    """An acquisition that records every row it is asked to score."""
+
+    def __init__(self, inner: AcquisitionFunction):
+        super().__init__(model=inner.model)
+        self.inner = inner
+        self.rows: list[np.ndarray] = []
+        self.calls = 0
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        self.calls += 1
+        self.rows.append(X.detach().reshape(-1, X.shape[-1]).numpy().copy())
+        return self.inner(X)
+
+
+def _fitted_acqf(space: MixedSpace, n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    X = space.sample(n, rng)
+    y = rng.random(n) + (X[:, list(space.cat_dims)] == 1).sum(1)
+    model, _ = fit_gp(X, y, lambda: casmopolitan_kernel(space.cont_dims, space.cat_dims))
+    return X, y, _Recorder(upper_confidence_bound(model))
+
+
+@pytest.mark.parametrize("radius", [1, 3])
+def test_every_categorical_candidate_is_inside_the_hamming_ball(radius: int) -> None:
+    space = MixedSpace([Categorical(f"h{i}", tuple(range(5))) for i in range(15)])
+    X, y, acqf = _fitted_acqf(space, 40, 0)
+    state = replay(y, _config(n_cat=15))
+    centre = X[int(np.argmin(y))]
+    region = region_of(replace(state, hamming=radius), centre, space.cat_dims, ())
+    x, _ = maximize_in_region(acqf, space, region, Seen(X), np.random.default_rng(0))
+    rows = np.vstack(acqf.rows)
+    assert len(rows) > 100
+    assert (region.distance(rows) <= radius).all()
+    assert 1 <= region.distance(x[None])[0] <= radius
+    assert not Seen(X).contains(x[None])[0]
+
+
+def test_every_mixed_candidate_is_inside_the_trust_region() -> None:
+    space = _mixed_space()
+    X, y, acqf = _fitted_acqf(space, 40, 1)
+    centre = X[int(np.argmin(y))]
+    lo, hi = box_bounds(centre[list(space.cont_dims)], 0.3, np.array([0.2, 1.0, 3.0]))
+    region = Region(centre, space.cat_dims, space.cont_dims, 2, lo, hi)
+    x, value = maximize_in_region(acqf, space, region, Seen(X), np.random.default_rng(0))
+    rows = np.vstack(acqf.rows)
+    assert region.contains(rows).all()
+    assert region.contains(x[None])[0]
+    assert np.array_equal(space.round(x[None]), x[None])
+    # no worse than the best random point of the region
+    raw = sample_in_region(space, region, 256, np.random.default_rng(5))
+    assert value >= acqf.inner(torch.as_tensor(raw)[:, None, :]).max().item() - 1e-6
+
+
+def test_neighbourhoods_are_scored_in_batches() -> None:
+    space = MixedSpace([Categorical(f"h{i}", tuple(range(5))) for i in range(25)])
+    X, y, acqf = _fitted_acqf(space, 30, 2)
+    region = Region(X[0], space.cat_dims, (), 20, np.empty(0), np.empty(0))
+    maximize_in_region(acqf, space, region, Seen(X), np.random.default_rng(0))
+    sizes = [len(r) for r in acqf.rows]
+    assert max(sizes) >= 3 * 100 - 10  # 3 starts × 100 neighbours in one call
+    assert acqf.calls <= 2 + 30  # raw scoring (+ centre) and one call per round
+
+
+def test_exhausted_region_returns_none() -> None:
+    space = MixedSpace([Categorical("a", (0, 1)), Categorical("b", (0, 1))])
+    X = space.encode([{"a": a, "b": b} for a in (0, 1) for b in (0, 1)])
+    model, _ = fit_gp(X, np.arange(4.0), lambda: casmopolitan_kernel((), space.cat_dims))
+    region = Region(X[0], space.cat_dims, (), 2, np.empty(0), np.empty(0))
+    rng = np.random.default_rng(0)
+    assert maximize_in_region(upper_confidence_bound(model), space, region, Seen(X), rng) is None
+
+
+def test_snap_keeps_integer_columns_inside_a_box_wider_than_one_cell() -> None:
+    space = MixedSpace([Integer("n", 0, 9)])
+    centre = space.encode([{"n": 4}])[0]
+    region = Region(centre, (), (0,), 0, centre - 0.06, centre + 0.06)  # cells are 0.1 wide
+    X = np.linspace(region.lower, region.upper, 50)
+    snapped = snap_into_region(space, region, X)
+    assert region.contains(snapped).all()
+    assert set(np.round(snapped[:, 0], 6)) == {round(float(centre[0]), 6)}
+
+
+def test_restart_centre_avoids_excluded_rows_and_is_inside_the_space() -> None:
+    space = MixedSpace([Categorical(f"h{i}", (0, 1)) for i in range(6)])
+    rng = np.random.default_rng(0)
+    X = space.sample(30, rng)
+    y = rng.random(30)
+    config = _config(n_cat=6, fail=1)
+    state = replay(y, config)
+    assert state.restart >= 1
+    seen = Seen(X)
+    for seed in range(5):
+        x = choose_restart_centre(space, X, y, state, np.random.default_rng(seed), exclude=seen)
+        assert not seen.contains(x[None])[0]
+        assert np.array_equal(space.round(x[None])[0], x)
+
+
+# ---------------------------------------------------------------------- kernel
+def _naive(X1: torch.Tensor, X2: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return torch.exp((_matches(X1, X2, False) * w).sum(-1) / w.sum())
+
+
+def test_transformed_overlap_matches_its_formula() -> None:
+    gen = torch.Generator().manual_seed(0)
+    kernel = TransformedOverlapKernel(6).double()
+    kernel.weights = torch.rand(6, generator=gen, dtype=torch.float64) * 0.9 + 0.05
+    w = kernel.weights.reshape(-1)
+    X1 = torch.randint(0, 4, (9, 6), generator=gen).double()
+    X2 = torch.randint(0, 4, (5, 6), generator=gen).double()
+    assert torch.allclose(kernel(X1, X2).to_dense(), _naive(X1, X2, w))
+    assert torch.allclose(kernel(X1, diag=True), torch.full((9,), math.e, dtype=torch.float64))
+    # many choices: the one-hot path is too wide and the comparison path takes over
+    X3 = torch.randint(0, 1000, (7, 6), generator=gen).double()
+    X3[1] = X3[0]
+    assert torch.allclose(kernel(X3, X3).to_dense(), _naive(X3, X3, w))
+    batch = torch.randint(0, 3, (2, 4, 6), generator=gen).double()
+    assert torch.allclose(kernel(batch, batch).to_dense(), _naive(batch, batch, w))
+
+
+@pytest.mark.parametrize("ard", [True, False])
+def test_transformed_overlap_is_positive_semi_definite(ard: bool) -> None:
+    gen = torch.Generator().manual_seed(1)
+    kernel = TransformedOverlapKernel(10, ard=ard).double()
+    kernel.weights = torch.rand(10 if ard else 1, generator=gen, dtype=torch.float64)
+    X = torch.randint(0, 3, (60, 10), generator=gen).double()
+    assert torch.linalg.eigvalsh(kernel(X).to_dense()).min() > -1e-9
+
+
+def test_mixed_casmopolitan_kernel_is_positive_semi_definite() -> None:
+    gen = torch.Generator().manual_seed(2)
+    X = torch.cat(
+        [torch.randint(0, 3, (50, 5), generator=gen).double(), torch.rand(50, 2, generator=gen)],
+        dim=1,
+    ).double()
+    kernel = casmopolitan_kernel([5, 6], [0, 1, 2, 3, 4]).double()
+    assert torch.linalg.eigvalsh(kernel(X).to_dense()).min() > -1e-9
+
+
+def test_ard_weights_make_a_dimension_matter_more() -> None:
+    kernel = TransformedOverlapKernel(3).double()
+    kernel.weights = torch.tensor([1.0, 0.02, 0.5], dtype=torch.float64)
+    x = torch.tensor([[0.0, 0.0, 0.0]], dtype=torch.float64)
+    flip = torch.eye(3, dtype=torch.float64)  # change one coordinate at a time
+    k = kernel(x, flip).to_dense().detach().reshape(-1)
+    assert k[0] < k[2] < k[1] < math.e
+    assert k[1] == pytest.approx(math.exp(1.5 / 1.52))
+
+
+def test_fitted_weights_find_the_relevant_dimensions() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(80, 6)).astype(float)
+    y = 2.0 * (X[:, 0] == 1) - 1.5 * (X[:, 3] == 2) + 0.01 * rng.standard_normal(80)
+    model, _ = fit_gp(X, y, lambda: casmopolitan_kernel((), range(6)))
+    w = model.covar_module.base_kernel.weights.detach().numpy().reshape(-1)
+    assert set(np.argsort(-w)[:2]) == {0, 3}
