@@ -41,7 +41,7 @@ from gpytorch.means import ConstantMean
 from gpytorch.priors import LogNormalPrior, NormalPrior
 
 from common.fm_kernel import UNIT_SCALE, FMKernel, FMLayout, InverseGammaPrior, log_positive
-from common.gp import DTYPE, standardise
+from common.gp import DTYPE, load_parameters, model_parameters, standardise
 from common.kernels import matern_kernel
 
 _logger = logging.getLogger("optuna.mixbo.fm_model")
@@ -116,15 +116,15 @@ def fit_fm_gp(
     model = build_fm_gp(layout, Z, values)
     objective = _MAPObjective(model)
     runs: list[tuple[dict[str, torch.Tensor], int]] = []
-    if warm_start is not None and _load(model, warm_start):
-        runs.append((_parameters(model), WARM_MAXITER))
+    if warm_start is not None and load_parameters(model, warm_start):
+        runs.append((model_parameters(model), WARM_MAXITER))
     if full_restart is None:
         full_restart = not runs or len(values) % RESTART_EVERY == 0
     if full_restart:
         screened = []
         for _ in range(N_SCREEN):
             _initialise(model, rng)
-            screened.append((objective.value(), _parameters(model)))
+            screened.append((objective.value(), model_parameters(model)))
         screened.sort(key=lambda item: item[0])
         runs += [(params, RESTART_MAXITER) for _, params in screened[:N_RANDOM_RESTARTS]]
 
@@ -132,19 +132,19 @@ def fit_fm_gp(
     for params, maxiter in runs:
         if time.process_time() > deadline and best_params is not None:
             break
-        _load(model, params)
+        load_parameters(model, params)
         try:
             loss = objective.minimise(maxiter, deadline)
         except Exception as err:  # numerical failure of one run: try the next
             _logger.warning("BO-FM hyper-parameter fit failed (%s: %s).", type(err).__name__, err)
             continue
         if loss < best_loss:
-            best_loss, best_params = loss, _parameters(model)
+            best_loss, best_params = loss, model_parameters(model)
     if best_params is None:
         _logger.warning("BO-FM hyper-parameter fit failed; using default hyper-parameters.")
         model = build_fm_gp(layout, Z, values)
-        best_params = _parameters(model)
-    _load(model, best_params)
+        best_params = model_parameters(model)
+    load_parameters(model, best_params)
     model.eval()
     return model, best_params
 
@@ -264,19 +264,3 @@ def _initialise(model: SingleTaskGP, rng: np.random.Generator) -> None:
                 base.ls = torch.as_tensor(rng.uniform(0.25, 2.0, len(base.cont_cols)) * UNIT_SCALE)
         else:
             base.lengthscale = torch.as_tensor(rng.uniform(0.05, 1.0, base.lengthscale.shape))
-
-
-def _parameters(model: torch.nn.Module) -> dict[str, torch.Tensor]:
-    return {name: p.detach().clone() for name, p in model.named_parameters()}
-
-
-def _load(model: torch.nn.Module, params: Mapping[str, torch.Tensor]) -> bool:
-    own = dict(model.named_parameters())
-    if set(own) != set(params) or any(own[k].shape != params[k].shape for k in own):
-        return False
-    if not all(torch.isfinite(v).all() for v in params.values()):
-        return False
-    with torch.no_grad():
-        for name, value in params.items():
-            own[name].copy_(value)
-    return True

@@ -39,13 +39,17 @@ def standardise(values: np.ndarray) -> np.ndarray:
     return (z - np.mean(z)) / (std if std > 1e-12 else 1.0)
 
 
-def _parameters(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+def model_parameters(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """A copy of the model's raw hyper-parameters (what a warm start reloads)."""
     return {name: p.detach().clone() for name, p in model.named_parameters()}
 
 
-def _load(model: torch.nn.Module, params: Mapping[str, torch.Tensor]) -> bool:
+def load_parameters(model: torch.nn.Module, params: Mapping[str, torch.Tensor]) -> bool:
+    """Copy ``params`` into ``model`` if they match its structure and are finite."""
     own = dict(model.named_parameters())
     if set(own) != set(params) or any(own[k].shape != params[k].shape for k in own):
+        return False
+    if not all(torch.isfinite(v).all() for v in params.values()):
         return False
     with torch.no_grad():
         for name, value in params.items():
@@ -81,7 +85,7 @@ def fit_gp(
     model = build()
     for start in starts:
         model = build()
-        if start is not None and not _load(model, start):
+        if start is not None and not load_parameters(model, start):
             continue
         mll = ExactMarginalLogLikelihood(model.likelihood, model)
         try:
@@ -92,12 +96,12 @@ def fit_gp(
                 )
             if all(torch.isfinite(p).all() for p in model.parameters()):
                 model.eval()
-                return model, _parameters(model)
+                return model, model_parameters(model)
         except Exception as err:  # numerical failure of the fit: try the next start
             _logger.warning("GP hyper-parameter fit failed (%s); retrying from defaults.", err)
     model = build()
     if warm_start is not None:
-        _load(model, warm_start)
+        load_parameters(model, warm_start)
     _logger.warning("GP hyper-parameter fit failed; using unfitted hyper-parameters.")
     model.eval()
-    return model, _parameters(model)
+    return model, model_parameters(model)
