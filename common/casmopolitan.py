@@ -38,7 +38,9 @@ class Casmopolitan(Strategy):
     successes or failures); ``acquisition`` is ``"ei"`` (log expected improvement over the GP mean
     at the centre, the reference's choice) or ``"ucb"`` (with ``kappa``); ``kappa`` also weighs the
     restart UCB. ``failure_tolerance`` ``None`` means
-    :func:`common.trust_region.default_failure_tolerance` of the dimension.
+    :func:`common.trust_region.default_failure_tolerance` of the dimension. GP hyper-parameters
+    are refitted every ``refit_every`` observations (1: every call; the fit dominates the cost of
+    a suggestion with many ARD weights) and reused, conditioned on all data, in between.
     """
 
     def __init__(
@@ -50,6 +52,7 @@ class Casmopolitan(Strategy):
         failure_tolerance: int | None = None,
         success_tolerance: int = 3,
         n_starts: int = 3,
+        refit_every: int = 2,
     ):
         super().__init__()
         if acquisition not in ACQUISITIONS:
@@ -64,6 +67,7 @@ class Casmopolitan(Strategy):
         self.failure_tolerance = failure_tolerance
         self.success_tolerance = success_tolerance
         self.n_starts = n_starts
+        self.refit_every = max(1, int(refit_every))
 
     def trust_region_state(self, space: MixedSpace, history: History):
         """The trust-region state after ``history`` (a pure function of its ordered values)."""
@@ -95,11 +99,20 @@ class Casmopolitan(Strategy):
         if state.needs_centre:
             pick = self._restart_picker(space, X, y, state)
         else:
-            model = fit_cached(
-                self, ("casmopolitan", space), X, y, lambda: casmopolitan_kernel(cont, cat)
-            )
+            model = self._model(space, X, y, lambda: casmopolitan_kernel(cont, cat))
             pick = self._local_picker(space, model, X, state)
         return space.decode(select_sequentially(pick, n, seen, space, rng))
+
+    def _model(self, space: MixedSpace, X: np.ndarray, y: np.ndarray, make_kernel: Callable):
+        """The GP: hyper-parameters refitted (warm-started) on every ``refit_every``-th history
+        length, otherwise the previous fit's hyper-parameters conditioned on all the data."""
+        key = ("casmopolitan", space)
+        params = self.warm_start(key)
+        if params is not None and self.refit_every > 1 and len(y) % self.refit_every:
+            model = _conditioned_gp(X, y, make_kernel, params)
+            if model is not None:
+                return model
+        return fit_cached(self, key, X, y, make_kernel)
 
     # ------------------------------------------------------------------ the two kinds of point
     def _restart_picker(self, space, X, y, state) -> Callable:
@@ -170,6 +183,29 @@ def _encode_pending(space: MixedSpace, history: History) -> np.ndarray:
         except (KeyError, ValueError, TypeError):  # a pending trial outside this space
             continue
     return np.asarray(rows, dtype=float).reshape(-1, space.dim)
+
+
+def _conditioned_gp(X: np.ndarray, y: np.ndarray, make_kernel: Callable, params):
+    """A GP as :func:`common.gp.fit_gp` builds it, with the given hyper-parameters, not fitted."""
+    import torch
+    from botorch.models import SingleTaskGP
+    from botorch.models.utils.gpytorch_modules import (
+        get_gaussian_likelihood_with_lognormal_prior,
+    )
+
+    from common.gp import DTYPE, load_parameters, standardise
+
+    model = SingleTaskGP(
+        torch.as_tensor(X, dtype=DTYPE),
+        torch.as_tensor(-standardise(np.asarray(y, dtype=float)), dtype=DTYPE)[:, None],
+        covar_module=make_kernel(),
+        likelihood=get_gaussian_likelihood_with_lognormal_prior(),
+        outcome_transform=None,
+    ).to(DTYPE)
+    if not load_parameters(model, params):
+        return None
+    model.eval()
+    return model
 
 
 def _lengthscales(model) -> np.ndarray | None:
