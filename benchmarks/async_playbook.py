@@ -26,7 +26,12 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "cocabo-playbook-lp": ("CoCaBOSampler", {"penalizer": "lp"}),
     "cocabo-kb": ("CoCaBOSampler", {"pending": "kriging_believer"}),
     "cocabo-none": ("CoCaBOSampler", {"pending": "ignore"}),
-    # CASMOPOLITAN and BO-FM join once they take `pending=` (PLAyBOOK integration, issue 5).
+    "casmopolitan-playbook": ("CasmopolitanSampler", {}),
+    "casmopolitan-kb": ("CasmopolitanSampler", {"pending": "kriging_believer"}),
+    "casmopolitan-none": ("CasmopolitanSampler", {"pending": "ignore"}),
+    "bofm-playbook": ("BOFMSampler", {}),
+    "bofm-kb": ("BOFMSampler", {"pending": "kriging_believer"}),
+    "bofm-none": ("BOFMSampler", {"pending": "ignore"}),
 }
 OPTUNA_ASYNC = ("tpe-cl", "gp")
 

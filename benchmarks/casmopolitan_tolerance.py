@@ -77,9 +77,7 @@ def main() -> None:
     problems = [p for p in args.problems.split(",") if p]
     variants = [v for v in args.variants.split(",") if v]
     names = variants + [b for b in args.baselines.split(",") if b]
-    done = {
-        (r["problem"], r["sampler"], r["seed"], r["trials"]): r for r in _load(args.cache)
-    }
+    done = {(r["problem"], r["sampler"], r["seed"], r["trials"]): r for r in _load(args.cache)}
     tasks = [
         t
         for t in itertools.product(problems, names, range(args.seeds), [args.trials])
@@ -93,8 +91,11 @@ def main() -> None:
             if args.cache:
                 with open(args.cache, "a") as f:
                     f.write(json.dumps(r) + "\n")
-            print(f"{r['problem']:>14} {r['sampler']:>8} seed {r['seed']}: {r['best']:.4f} "
-                  f"({r['seconds_per_suggestion']:.2f} s/suggestion)", flush=True)
+            print(
+                f"{r['problem']:>14} {r['sampler']:>8} seed {r['seed']}: {r['best']:.4f} "
+                f"({r['seconds_per_suggestion']:.2f} s/suggestion)",
+                flush=True,
+            )
 
     def rows(problem: str, name: str) -> list[dict]:
         return sorted(
@@ -102,8 +103,10 @@ def main() -> None:
             key=lambda r: r["seed"],
         )
 
-    print(f"\nmedian best value over {args.seeds} seeds at {args.trials} trials "
-          "(min, max) [mean s/suggestion]; minimised")
+    print(
+        f"\nmedian best value over {args.seeds} seeds at {args.trials} trials "
+        "(min, max) [mean s/suggestion]; minimised"
+    )
     print("| sampler | " + " | ".join(problems) + " |")
     print("|---|" + "---|" * len(problems))
     for name in names:

@@ -47,7 +47,22 @@ def cat25(trial: optuna.Trial) -> float:
     )
 
 
-SPACES = {"mixed9": mixed9, "cat25": cat25}
+def ackley53(trial: optuna.Trial) -> float:
+    """Ackley-53: 50 binary categorical and 3 float parameters (CASMOPOLITAN's mixed benchmark)."""
+    from common.problems import get_problem
+    from common.space import Categorical
+
+    problem = get_problem("ackley53")
+    params = {
+        p.name: trial.suggest_categorical(p.name, p.choices)
+        if isinstance(p, Categorical)
+        else trial.suggest_float(p.name, p.low, p.high)
+        for p in problem.space.params
+    }
+    return problem(params)
+
+
+SPACES = {"mixed9": mixed9, "cat25": cat25, "ackley53": ackley53}
 
 
 def measure(

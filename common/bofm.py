@@ -17,7 +17,7 @@ import numpy as np
 
 from common.history import History
 from common.space import Float, MixedSpace
-from common.strategy import Strategy, random_configs
+from common.strategy import Strategy, encode_pending, random_configs
 
 _logger = logging.getLogger("optuna.mixbo.bofm")
 
@@ -31,7 +31,10 @@ class BOFM(Strategy):
     graphs (larger ones continuous), and ``graphs`` maps a discrete parameter's name to the
     adjacency matrix of a graph of its values (choice indices for a categorical). Log-EI is
     maximised by alternating graph hill climbing and L-BFGS-B from ``n_starts`` starts: the best
-    of ``n_raw`` random rows and of ``n_spray`` perturbations of the best observed rows.
+    of ``n_raw`` random rows and of ``n_spray`` perturbations of the best observed rows. Busy
+    points (pending configurations and a batch's earlier picks) are handled as ``pending`` says:
+    PLAyBOOK's penalisation by default (:mod:`common.penalization`), with distances in graph hops
+    on the discrete columns (:func:`busy_point_geometry`).
     """
 
     def __init__(
@@ -43,10 +46,16 @@ class BOFM(Strategy):
         n_spray: int = 128,
         n_starts: int = 10,
         acq_timeout_sec: float = 5.0,
+        pending: str = "playbook",
+        penalizer: str = "hlp",
+        lipschitz: str = "local",
     ):
         super().__init__()
         from common.fm_kernel import PATH_GRAPH_MAX_VALUES
+        from common.strategy import check_pending_options
 
+        check_pending_options(pending, penalizer, lipschitz)
+        self.pending, self.penalizer, self.lipschitz = pending, penalizer, lipschitz
         self.graphs = dict(graphs or {})
         self.max_path_values = PATH_GRAPH_MAX_VALUES if max_path_values is None else max_path_values
         self.n_raw = n_raw
@@ -61,7 +70,7 @@ class BOFM(Strategy):
 
         from common.fm_kernel import FMLayout
         from common.fm_model import fit_fm_gp
-        from common.typewise_ascent import typewise_ascent
+        from common.penalization import acquisition_with_busy_points
 
         if len(history) == 0 or space.dim == 0:
             return random_configs(space, n, rng)
@@ -71,28 +80,50 @@ class BOFM(Strategy):
         key = ("bofm", layout.key())
         model, params = fit_fm_gp(layout, Z, y, rng, self.warm_start(key))
         self.remember(key, params)
-        acqf = LogExpectedImprovement(model, best_f=model.train_targets.max())
+        best_f = model.train_targets.max()
+        pending = encode_pending(space, history)
+        busy = layout.to_model(pending)
+        taken = _Taken(space, layout, np.vstack([X, pending]))
+        lengthscales, hops = busy_point_geometry(model, layout)
+        rows: list[np.ndarray] = []
+        for _ in range(n):  # greedy batch: each pick joins the busy points of the next
+            try:
+                acqf = acquisition_with_busy_points(
+                    lambda m: LogExpectedImprovement(m, best_f=best_f),
+                    model,
+                    np.vstack([busy, *rows]),
+                    list(layout.cont_cols),
+                    list(layout.graph_cols),
+                    list(layout.n_nodes),
+                    rng,
+                    pending=self.pending,
+                    penalizer=self.penalizer,
+                    lipschitz=self.lipschitz,
+                    log_base=True,
+                    lengthscales=lengthscales,
+                    hops=hops,
+                )
+                candidates, values = self._maximise(acqf, layout, Z, y, taken, rng)
+            except Exception as err:  # e.g. a posterior that cannot be computed: random points
+                _logger.warning("BO-FM acquisition failed (%s: %s).", type(err).__name__, err)
+                candidates, values = np.empty((0, layout.dim)), np.empty(0)
+            rows.append(pick_distinct(taken, candidates, values, 1, rng))
+        return space.decode(layout.to_space(np.vstack(rows)))
 
-        busy = X if not history.pending else np.vstack([X, space.encode(history.pending)])
-        taken = _Taken(space, layout, busy)
-        try:
-            starts, pool, pool_values = self._starts(acqf, layout, Z, y, rng)
-            ends, end_values = typewise_ascent(
-                acqf,
-                layout,
-                starts,
-                rng,
-                forbidden=None if layout.cont_cols else taken.contains,  # no repeats
-                timeout_sec=self.acq_timeout_sec,
-            )
-        except Exception as err:  # e.g. a posterior that cannot be computed: random points
-            _logger.warning("BO-FM acquisition failed (%s: %s).", type(err).__name__, err)
-            ends = pool = np.empty((0, layout.dim))
-            end_values = pool_values = np.empty(0)
-        candidates = np.vstack([ends, pool])
-        values = np.concatenate([end_values, pool_values])
-        rows = pick_distinct(taken, candidates, values, n, rng)
-        return space.decode(layout.to_space(rows))
+    def _maximise(self, acqf, layout, Z, y, taken, rng) -> tuple[np.ndarray, np.ndarray]:
+        """Candidate rows and their acquisition values: local optima, then the scored pool."""
+        from common.typewise_ascent import typewise_ascent
+
+        starts, pool, pool_values = self._starts(acqf, layout, Z, y, rng)
+        ends, end_values = typewise_ascent(
+            acqf,
+            layout,
+            starts,
+            rng,
+            forbidden=None if layout.cont_cols else taken.contains,  # no repeats
+            timeout_sec=self.acq_timeout_sec,
+        )
+        return np.vstack([ends, pool]), np.concatenate([end_values, pool_values])
 
     def _starts(self, acqf, layout, Z, y, rng):
         """Random rows and sprays around the best observed rows, scored in one batch."""
@@ -125,10 +156,38 @@ class BOFM(Strategy):
         return pool[chosen], pool, values
 
 
+# ------------------------------------------------------------------------------ busy points
+def busy_point_geometry(model, layout) -> tuple:
+    """PLAyBOOK's distance for the ModLap kernel: continuous lengthscales and graph hops.
+
+    The kernel sees the continuous part only through ``t_p = 1 + (α_p / P) · Σ_i (Δ_i / θ_i)² / n``
+    (``P`` graphs, ``n`` continuous columns), so one effective lengthscale unit is
+    ``θ_i · sqrt(n / mean_p α_p)``. Discrete columns are measured in edges of their graph (a
+    complete graph: mismatch; a path graph of integers: ``|i − i'|``).
+    """
+    import torch
+
+    from common.fm_kernel import FMKernel
+    from common.gp import DTYPE
+    from common.penalization import graph_hops
+
+    hops = [None if g.kind == "complete" else graph_hops(g.adjacency) for g in layout.graphs]
+    kernel = next((m for m in model.covar_module.modules() if isinstance(m, FMKernel)), None)
+    n_cont = len(layout.cont_cols)
+    if kernel is None:  # no graph columns: a Matérn kernel, whose lengthscales are found
+        return None, hops
+    if n_cont:
+        with torch.no_grad():
+            scale = torch.sqrt(n_cont / kernel.alpha.mean().clamp_min(1e-6))
+            lengthscales = (kernel.ls * scale).to(DTYPE).clamp(1e-3, 1e3)
+    else:
+        lengthscales = torch.ones(0, dtype=DTYPE)
+    return lengthscales, hops
+
+
 # ------------------------------------------------------------------------------ batch selection
-# For n > 1 or pending trials, the n best *distinct* candidates are taken (local optima first, then
-# scored random and spray rows), none a duplicate of an evaluated, pending or already chosen
-# configuration. This stands in for the shared PLAyBOOK penalisation, which will replace it.
+# Each pick is the best *distinct* candidate (local optima first, then scored random and spray
+# rows): never a duplicate of an evaluated, pending or already chosen configuration.
 def pick_distinct(
     taken: _Taken, candidates: np.ndarray, values: np.ndarray, n: int, rng: np.random.Generator
 ) -> np.ndarray:

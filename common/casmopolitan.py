@@ -24,7 +24,7 @@ import numpy as np
 
 from common.history import History
 from common.space import MixedSpace
-from common.strategy import Strategy, fit_cached, random_configs
+from common.strategy import Strategy, encode_pending, fit_cached, random_configs
 
 _logger = logging.getLogger("optuna.mixbo.casmopolitan")
 
@@ -41,6 +41,9 @@ class Casmopolitan(Strategy):
     :func:`common.trust_region.default_failure_tolerance` of the dimension. GP hyper-parameters
     are refitted every ``refit_every`` observations (1: every call; the fit dominates the cost of
     a suggestion with many ARD weights) and reused, conditioned on all data, in between.
+    Busy points (pending configurations and a batch's earlier picks) are handled as ``pending``
+    says: PLAyBOOK's penalisation of the local acquisition by default
+    (:mod:`common.penalization`); restart centres are only kept apart from them.
     """
 
     def __init__(
@@ -53,8 +56,14 @@ class Casmopolitan(Strategy):
         success_tolerance: int = 3,
         n_starts: int = 3,
         refit_every: int = 2,
+        pending: str = "playbook",
+        penalizer: str = "hlp",
+        lipschitz: str = "local",
     ):
+        from common.strategy import check_pending_options
+
         super().__init__()
+        check_pending_options(pending, penalizer, lipschitz)
         if acquisition not in ACQUISITIONS:
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}.")
         if failure_tolerance is not None and failure_tolerance < 1:
@@ -68,6 +77,7 @@ class Casmopolitan(Strategy):
         self.success_tolerance = success_tolerance
         self.n_starts = n_starts
         self.refit_every = max(1, int(refit_every))
+        self.pending, self.penalizer, self.lipschitz = pending, penalizer, lipschitz
 
     def trust_region_state(self, space: MixedSpace, history: History):
         """The trust-region state after ``history`` (a pure function of its ordered values)."""
@@ -94,14 +104,15 @@ class Casmopolitan(Strategy):
         y = history.values
         cat, cont = list(space.cat_dims), list(space.cont_dims)
         state = self.trust_region_state(space, history)
+        busy = encode_pending(space, history)
         seen = Seen(X)
-        seen.add(_encode_pending(space, history))
+        seen.add(busy)
         if state.needs_centre:
             pick = self._restart_picker(space, X, y, state)
         else:
             model = self._model(space, X, y, lambda: casmopolitan_kernel(cont, cat))
             pick = self._local_picker(space, model, X, state)
-        return space.decode(select_sequentially(pick, n, seen, space, rng))
+        return space.decode(select_sequentially(pick, n, seen, busy, space, rng))
 
     def _model(self, space: MixedSpace, X: np.ndarray, y: np.ndarray, make_kernel: Callable):
         """The GP: hyper-parameters refitted (warm-started) on every ``refit_every``-th history
@@ -118,21 +129,34 @@ class Casmopolitan(Strategy):
     def _restart_picker(self, space, X, y, state) -> Callable:
         from common.trust_region import choose_restart_centre
 
-        def pick(seen, rng):
+        def pick(seen, busy, rng):
             return choose_restart_centre(space, X, y, state, rng, kappa=self.kappa, exclude=seen)
 
         return pick
 
     def _local_picker(self, space, model, X, state) -> Callable:
         from common.local_search import maximize_in_region, sample_in_region
+        from common.penalization import acquisition_with_busy_points
         from common.trust_region import region_of
 
         centre = X[state.best_index]
         region = region_of(state, centre, space.cat_dims, space.cont_dims, _lengthscales(model))
-        acqf = self._acquisition(model, centre)
 
-        def pick(seen, rng):
+        def pick(seen, busy, rng):
             try:
+                acqf = acquisition_with_busy_points(
+                    lambda m: self._acquisition(m, centre),
+                    model,
+                    busy,
+                    list(space.cont_dims),
+                    list(space.cat_dims),
+                    space.n_choices,
+                    rng,
+                    pending=self.pending,
+                    penalizer=self.penalizer,
+                    lipschitz=self.lipschitz,
+                    log_base=self.acquisition == "ei",
+                )
                 found = maximize_in_region(acqf, space, region, seen, rng, n_starts=self.n_starts)
             except Exception as err:  # numerical trouble: a random point of the region
                 _logger.warning("Local search failed (%s); sampling the trust region.", err)
@@ -160,29 +184,16 @@ class Casmopolitan(Strategy):
 
 
 def select_sequentially(
-    pick: Callable, n: int, seen, space: MixedSpace, rng: np.random.Generator
+    pick: Callable, n: int, seen, busy: np.ndarray, space: MixedSpace, rng: np.random.Generator
 ) -> np.ndarray:
-    """``n`` rows picked one after another, each excluded from the next picks' candidates.
-
-    The placeholder batch rule: pending and chosen points are only excluded, not penalised (the
-    shared PLAyBOOK penaliser replaces this).
-    """
-    rows = []
+    """``n`` rows picked greedily: ``pick(seen, busy, rng)`` sees the pending rows and the
+    batch's earlier picks as busy points (PLAyBOOK), and never returns a row of ``seen``."""
+    rows: list[np.ndarray] = []
     for _ in range(n):
-        row = np.asarray(pick(seen, rng), dtype=float)
-        rows.append(row)
+        row = np.asarray(pick(seen, np.vstack([busy, *rows]) if rows else busy, rng), dtype=float)
+        rows.append(row[None])
         seen.add(row[None])
-    return np.asarray(rows).reshape(n, space.dim)
-
-
-def _encode_pending(space: MixedSpace, history: History) -> np.ndarray:
-    rows = []
-    for config in history.pending:
-        try:
-            rows.append(space.encode([config])[0])
-        except (KeyError, ValueError, TypeError):  # a pending trial outside this space
-            continue
-    return np.asarray(rows, dtype=float).reshape(-1, space.dim)
+    return np.vstack(rows).reshape(n, space.dim)
 
 
 def _conditioned_gp(X: np.ndarray, y: np.ndarray, make_kernel: Callable, params):

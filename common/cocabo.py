@@ -15,7 +15,7 @@ import numpy as np
 
 from common.history import History
 from common.space import MixedSpace
-from common.strategy import Strategy, fit_cached, random_configs
+from common.strategy import Strategy, encode_pending, fit_cached, random_configs
 
 
 class CoCaBO(Strategy):
@@ -66,7 +66,7 @@ class CoCaBO(Strategy):
         else:
             categories = draw_category_batch(log_w, self.horizon, n, rng)
         model = fit_cached(self, ("cocabo", space), X, y, lambda: cocabo_kernel(cont, cat))
-        busy = space.encode(history.pending) if history.pending else np.empty((0, space.dim))
+        busy = encode_pending(space, history)
         best = X[np.argsort(y)[:3]]
         rows: list[np.ndarray] = []
         for h in categories:

@@ -225,8 +225,8 @@ def maximize_in_region(
     *,
     n_starts: int = 3,
     n_raw: int = 256,
-    max_rounds: int = 15,
-    grad_steps: int = 3,
+    max_rounds: int = 30,
+    grad_steps: int = 5,
     lr: float = 0.1,
     max_neighbours: int = MAX_NEIGHBOURS,
 ) -> tuple[np.ndarray, float] | None:

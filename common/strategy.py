@@ -56,6 +56,17 @@ def random_configs(space: MixedSpace, n: int, rng: np.random.Generator) -> list[
     return space.decode(space.sample(n, rng))
 
 
+def encode_pending(space: MixedSpace, history: History) -> np.ndarray:
+    """The pending configurations encoded (``(p, dim)``); one outside ``space`` is skipped."""
+    rows = []
+    for config in history.pending:
+        try:
+            rows.append(space.encode([config])[0])
+        except (KeyError, ValueError, TypeError):
+            continue
+    return np.asarray(rows, dtype=float).reshape(-1, space.dim)
+
+
 def fit_cached(
     strategy: Strategy, key: Any, X: np.ndarray, values: np.ndarray, make_kernel: Callable
 ):

@@ -34,6 +34,12 @@ class BOFMSampler(MixedBOSampler):
             complete (categorical) or path (integer) graph.
         max_path_values: Integers with at most this many values are path graphs; larger ones are
             modelled as continuous (default 20).
+        pending: How running trials (other threads' or processes') count: ``"playbook"``
+            penalises the acquisition around them (PLAyBOOK, the default),
+            ``"kriging_believer"`` conditions the GP on its mean there, ``"ignore"`` neither.
+        penalizer: PLAyBOOK's penaliser, ``"hlp"`` (hard local, default) or ``"lp"`` (local).
+        lipschitz: PLAyBOOK's Lipschitz estimate, ``"local"`` per busy point (default) or
+            ``"global"``.
     """
 
     def __init__(
@@ -45,7 +51,13 @@ class BOFMSampler(MixedBOSampler):
         warn_independent_sampling: bool = True,
         graphs: Mapping[str, Any] | None = None,
         max_path_values: int | None = None,
+        pending: str = "playbook",
+        penalizer: str = "hlp",
+        lipschitz: str = "local",
     ) -> None:
+        from common.strategy import check_pending_options
+
+        check_pending_options(pending, penalizer, lipschitz)
         super().__init__(
             seed=seed,
             n_startup_trials=n_startup_trials,
@@ -54,8 +66,9 @@ class BOFMSampler(MixedBOSampler):
         )
         self._graphs = dict(graphs or {})
         self._max_path_values = max_path_values
+        self._pending = dict(pending=pending, penalizer=penalizer, lipschitz=lipschitz)
 
     def _make_strategy(self):
         from common.bofm import BOFM
 
-        return BOFM(graphs=self._graphs, max_path_values=self._max_path_values)
+        return BOFM(graphs=self._graphs, max_path_values=self._max_path_values, **self._pending)

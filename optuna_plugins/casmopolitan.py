@@ -33,6 +33,12 @@ class CasmopolitanSampler(MixedBOSampler):
         failure_tolerance: Failures in a row before the trust region shrinks; ``None`` chooses it
             from the number of parameters (``clip(ceil(sqrt(d)), 2, 10)``).
         success_tolerance: Successes in a row before it expands.
+        pending: How running trials (other threads' or processes') count: ``"playbook"``
+            penalises the acquisition around them (PLAyBOOK, the default),
+            ``"kriging_believer"`` conditions the GP on its mean there, ``"ignore"`` neither.
+        penalizer: PLAyBOOK's penaliser, ``"hlp"`` (hard local, default) or ``"lp"`` (local).
+        lipschitz: PLAyBOOK's Lipschitz estimate, ``"local"`` per busy point (default) or
+            ``"global"``.
     """
 
     def __init__(
@@ -46,7 +52,13 @@ class CasmopolitanSampler(MixedBOSampler):
         kappa: float = 2.0,
         failure_tolerance: int | None = None,
         success_tolerance: int = 3,
+        pending: str = "playbook",
+        penalizer: str = "hlp",
+        lipschitz: str = "local",
     ) -> None:
+        from common.strategy import check_pending_options
+
+        check_pending_options(pending, penalizer, lipschitz)
         if acquisition not in ("ei", "ucb"):
             raise ValueError(f"acquisition must be 'ei' or 'ucb', got {acquisition!r}.")
         if failure_tolerance is not None and failure_tolerance < 1:
@@ -63,6 +75,7 @@ class CasmopolitanSampler(MixedBOSampler):
         self._kappa = kappa
         self._failure_tolerance = failure_tolerance
         self._success_tolerance = success_tolerance
+        self._pending = dict(pending=pending, penalizer=penalizer, lipschitz=lipschitz)
 
     def _make_strategy(self):
         from common.casmopolitan import Casmopolitan
@@ -73,4 +86,5 @@ class CasmopolitanSampler(MixedBOSampler):
             kappa=self._kappa,
             failure_tolerance=self._failure_tolerance,
             success_tolerance=self._success_tolerance,
+            **self._pending,
         )

@@ -91,8 +91,7 @@ class Dimension:
         tol = 1e-9 * max(1.0, abs(low), abs(high))
         if not low - tol <= x <= high + tol:
             raise ValueError(
-                f"{self.name}: {value!r} is outside "
-                f"[{self.to_tune(low)}, {self.to_tune(high)}]."
+                f"{self.name}: {value!r} is outside [{self.to_tune(low)}, {self.to_tune(high)}]."
             )
         x = min(max(x, low), high)
         return int(x) if isinstance(self.param, Integer) else x

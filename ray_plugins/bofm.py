@@ -24,8 +24,10 @@ class BOFMSearch(MixedBOSearch):
             metric="loss", mode="min", num_samples=100, max_concurrent_trials=4,
             search_alg=BOFMSearch(seed=0)))
 
+    Live trials are busy points: PLAyBOOK penalises the acquisition around them.
+
     Args: those of :class:`MixedBOSearch`; further keyword arguments go to
-    :class:`common.bofm.BOFM` unchanged.
+    :class:`common.bofm.BOFM` unchanged (e.g. ``pending="kriging_believer"``).
     """
 
     def __init__(

@@ -23,8 +23,10 @@ class CasmopolitanSearch(MixedBOSearch):
             metric="loss", mode="min", num_samples=100, max_concurrent_trials=4,
             search_alg=CasmopolitanSearch(seed=0)))
 
+    Live trials are busy points: PLAyBOOK penalises the acquisition around them.
+
     Args: those of :class:`MixedBOSearch`; further keyword arguments go to
-    :class:`common.casmopolitan.Casmopolitan` unchanged.
+    :class:`common.casmopolitan.Casmopolitan` unchanged (e.g. ``pending="kriging_believer"``).
     """
 
     def __init__(

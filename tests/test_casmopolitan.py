@@ -92,9 +92,13 @@ def test_a_restart_proposes_a_new_centre_away_from_the_old_bests() -> None:
     state = strategy.trust_region_state(space, history)
     assert state.restart >= 1
     # a history ending right at a restart: the next suggestion is the new centre
-    cut = next(k for k in range(1, len(values) + 1)
-               if strategy.trust_region_state(space, History.from_lists(
-                   history.configs[:k], values[:k])).needs_centre)
+    cut = next(
+        k
+        for k in range(1, len(values) + 1)
+        if strategy.trust_region_state(
+            space, History.from_lists(history.configs[:k], values[:k])
+        ).needs_centre
+    )
     short = History.from_lists(history.configs[:cut], values[:cut])
     config = strategy.suggest(space, short, 1, np.random.default_rng(0))[0]
     assert tuple(config.values()) not in {tuple(c.values()) for c in short.configs}
@@ -163,20 +167,27 @@ def test_sampler_finds_a_hidden_categorical_target() -> None:
         study.tell(trial, _cat_objective(trial.params))
     assert study.best_value <= 1.0
     random_study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
-    random_study.optimize(lambda t: _cat_objective(
-        {n: t.suggest_categorical(n, (0, 1, 2)) for n in space}), n_trials=45)
+    random_study.optimize(
+        lambda t: _cat_objective({n: t.suggest_categorical(n, (0, 1, 2)) for n in space}),
+        n_trials=45,
+    )
     assert study.best_value < random_study.best_value
 
 
 def test_sampler_is_reproducible_with_a_seed() -> None:
     def run() -> list[dict]:
         study = optuna.create_study(sampler=CasmopolitanSampler(seed=3, n_startup_trials=4))
-        study.optimize(lambda t: _mixed_objective({
-            **{f"c{i}": t.suggest_categorical(f"c{i}", ("a", "b", "c")) for i in range(6)},
-            "x": t.suggest_float("x", -2.0, 2.0),
-            "n": t.suggest_int("n", 1, 32, log=True),
-            "s": t.suggest_float("s", 0.0, 1.0, step=0.25),
-        }), n_trials=8)
+        study.optimize(
+            lambda t: _mixed_objective(
+                {
+                    **{f"c{i}": t.suggest_categorical(f"c{i}", ("a", "b", "c")) for i in range(6)},
+                    "x": t.suggest_float("x", -2.0, 2.0),
+                    "n": t.suggest_int("n", 1, 32, log=True),
+                    "s": t.suggest_float("s", 0.0, 1.0, step=0.25),
+                }
+            ),
+            n_trials=8,
+        )
         return [t.params for t in study.trials]
 
     assert run() == run()

@@ -5,12 +5,15 @@ from __future__ import annotations
 import multiprocessing
 
 import optuna
+import pytest
 from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
-from optuna_plugins import CoCaBOSampler
+from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler
 from optuna_plugins._base import _pending_params
+
+SAMPLERS = {"cocabo": CoCaBOSampler, "casmopolitan": CasmopolitanSampler, "bofm": BOFMSampler}
 
 
 def mixed(trial: optuna.Trial) -> float:
@@ -20,8 +23,9 @@ def mixed(trial: optuna.Trial) -> float:
     return (x - 0.5) ** 2 + abs(n - 3) / 4 + (c != "b")
 
 
-def test_a_sampled_but_unreported_trial_is_a_busy_point_for_the_next() -> None:
-    study = optuna.create_study(sampler=CoCaBOSampler(seed=0, n_startup_trials=4))
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_a_sampled_but_unreported_trial_is_a_busy_point_for_the_next(name) -> None:
+    study = optuna.create_study(sampler=SAMPLERS[name](seed=0, n_startup_trials=4))
     study.optimize(mixed, n_trials=6)
     first = study.ask()
     mixed(first)  # samples, but is never told: it stays RUNNING
@@ -64,21 +68,21 @@ def test_stale_running_trials_do_not_block() -> None:
     assert sum(t.state == TrialState.COMPLETE for t in study.trials) == 8
 
 
-def _worker(path: str, seed: int, n_trials: int) -> None:
+def _worker(path: str, name: str, seed: int, n_trials: int) -> None:
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     storage = JournalStorage(JournalFileBackend(path))
-    study = optuna.load_study(
-        study_name="shared", storage=storage, sampler=CoCaBOSampler(seed=seed, n_startup_trials=5)
-    )
+    sampler = SAMPLERS[name](seed=seed, n_startup_trials=5)
+    study = optuna.load_study(study_name="shared", storage=storage, sampler=sampler)
     study.optimize(mixed, n_trials=n_trials)
 
 
-def test_four_processes_share_one_journal_file_without_duplicates(tmp_path) -> None:
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_four_processes_share_one_journal_file_without_duplicates(tmp_path, name) -> None:
     path = str(tmp_path / "journal.log")
     storage = JournalStorage(JournalFileBackend(path))
     optuna.create_study(study_name="shared", storage=storage)
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_worker, args=(path, seed, 10)) for seed in range(4)]
+    procs = [ctx.Process(target=_worker, args=(path, name, seed, 10)) for seed in range(4)]
     for p in procs:
         p.start()
     for p in procs:

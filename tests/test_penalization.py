@@ -6,12 +6,19 @@ import torch
 
 from common.acquisition import upper_confidence_bound
 from common.bandit import dependent_rounding, draw_category_batch, exp3m_probabilities
+from common.bofm import BOFM
+from common.casmopolitan import Casmopolitan
 from common.cocabo import CoCaBO
 from common.gp import DTYPE, fit_gp
 from common.history import History
 from common.kernels import cocabo_kernel
-from common.penalization import MixedDistance, acquisition_with_busy_points, penalize
-from common.space import Categorical, Float, MixedSpace
+from common.penalization import (
+    MixedDistance,
+    acquisition_with_busy_points,
+    graph_hops,
+    penalize,
+)
+from common.space import Categorical, Float, Integer, MixedSpace
 
 SPACE = MixedSpace([Float("x1", 0, 1), Float("x2", 0, 1), Categorical("h", ("a", "b", "c"))])
 
@@ -65,6 +72,74 @@ def test_mixed_distance_counts_category_changes_and_scaled_continuous_steps() ->
     np.testing.assert_allclose(d(X, busy).squeeze(-1).numpy(), [1.0, 1.0, 1.0], atol=1e-6)
 
 
+def test_graph_hops_count_edges_and_mark_unreachable_values() -> None:
+    path = np.diag(np.ones(4), 1) + np.diag(np.ones(4), -1)  # 0 - 1 - 2 - 3 - 4
+    np.testing.assert_array_equal(graph_hops(path), np.abs(np.subtract.outer(range(5), range(5))))
+    split = np.zeros((3, 3))
+    split[0, 1] = split[1, 0] = 1.0  # value 2 is isolated
+    assert graph_hops(split)[0, 2] == 3 and graph_hops(split)[0, 1] == 1
+
+
+def test_mixed_distance_measures_graph_columns_in_edges() -> None:
+    path = np.abs(np.subtract.outer(range(5), range(5))).astype(float)
+    d = MixedDistance([0], [1, 2], torch.tensor([0.5], dtype=DTYPE), hops=[path, None])
+    busy = torch.tensor([[0.0, 1.0, 0.0]], dtype=DTYPE)
+    X = torch.tensor([[0.0, 4.0, 0.0], [0.0, 1.0, 2.0], [0.5, 2.0, 0.0]], dtype=DTYPE)
+    # three edges along the path; one category change (any); half a unit = one lengthscale + 1 edge
+    np.testing.assert_allclose(d(X, busy).squeeze(-1).numpy(), [3.0, 1.0, np.sqrt(2.0)], atol=1e-6)
+    assert d.adjacent(0, 2, 5) == [1, 3] and d.adjacent(1, 0, 3) == [1, 2]
+
+
+MIXED = MixedSpace(
+    [
+        Float("x1", 0, 1),
+        Float("x2", 0, 1),
+        Integer("k", 0, 6),
+        Categorical("h", ("a", "b", "c")),
+    ]
+)
+
+
+def _near(space: MixedSpace, a: dict, b: dict, tol: float = 0.05) -> bool:
+    """Same discrete values and every float within ``tol`` of its range."""
+    ea, eb = space.encode([a])[0], space.encode([b])[0]
+    floats = [i for i, p in enumerate(space.modelled) if isinstance(p, Float)]
+    rest = [i for i in range(space.dim) if i not in floats]
+    return bool(np.all(np.abs(ea[floats] - eb[floats]) <= tol) and np.all(ea[rest] == eb[rest]))
+
+
+@pytest.fixture(scope="module")
+def mixed_history():
+    rng = np.random.default_rng(0)
+    configs = MIXED.decode(MIXED.sample(20, rng))
+    values = [
+        (c["x1"] - 0.3) ** 2 + (c["x2"] - 0.7) ** 2 + 0.3 * (c["h"] != "b") + 0.05 * abs(c["k"] - 3)
+        for c in configs
+    ]
+    return History.from_lists(configs, values)
+
+
+@pytest.mark.parametrize("strategy", [Casmopolitan, BOFM])
+def test_every_strategy_moves_away_from_a_busy_point(mixed_history, strategy) -> None:
+    # Without penalisation the next suggestion sits next to the busy one (same model, same
+    # optimiser); PLAyBOOK pushes it out of the busy point's neighbourhood.
+    free = strategy(pending="ignore").suggest(MIXED, mixed_history, 1, np.random.default_rng(1))
+    busy = History(mixed_history.configs, mixed_history.values, tuple(free))
+    again = strategy(pending="ignore").suggest(MIXED, busy, 1, np.random.default_rng(1))[0]
+    assert _near(MIXED, again, free[0])
+    moved = strategy(pending="playbook").suggest(MIXED, busy, 1, np.random.default_rng(1))[0]
+    assert not _near(MIXED, moved, free[0])
+
+
+@pytest.mark.parametrize("strategy", [Casmopolitan, BOFM])
+def test_every_strategy_spreads_a_batch(mixed_history, strategy) -> None:
+    batch = strategy().suggest(MIXED, mixed_history, 3, np.random.default_rng(2))
+    assert len(batch) == 3
+    for i in range(3):
+        for j in range(i):
+            assert not _near(MIXED, batch[i], batch[j], tol=0.02)
+
+
 @pytest.mark.parametrize("pending", ["playbook", "kriging_believer"])
 def test_no_suggestion_lands_on_a_busy_point(data, pending) -> None:
     configs, values, X, _ = data
@@ -106,11 +181,14 @@ def test_kriging_believer_conditions_on_the_mean(data) -> None:
     assert acqf.model.posterior(x).variance.item() < model.posterior(x).variance.item()
 
 
-def test_invalid_pending_options_are_explained() -> None:
+@pytest.mark.parametrize("strategy", [CoCaBO, Casmopolitan, BOFM])
+def test_invalid_pending_options_are_explained(strategy) -> None:
     with pytest.raises(ValueError, match="pending must be one of"):
-        CoCaBO(pending="liar")
+        strategy(pending="liar")
     with pytest.raises(ValueError, match="penalizer"):
-        CoCaBO(penalizer="soft")
+        strategy(penalizer="soft")
+    with pytest.raises(ValueError, match="lipschitz"):
+        strategy(lipschitz="tight")
 
 
 def test_exp3m_marginals_are_capped_and_sum_to_the_batch_size() -> None:

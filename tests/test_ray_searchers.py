@@ -43,9 +43,9 @@ SPACE = {
 
 
 def objective(config: dict) -> float:
-    opt_cost = {"sgd": 0.0, "adam": 0.5}.get(config["opt"], 1.0) if isinstance(
-        config["opt"], str
-    ) else 1.0
+    opt_cost = (
+        {"sgd": 0.0, "adam": 0.5}.get(config["opt"], 1.0) if isinstance(config["opt"], str) else 1.0
+    )
     return (
         (config["x"] - 0.5) ** 2
         + abs(math.log10(config["lr"]) + 2)
@@ -176,8 +176,14 @@ def test_invalid_user_values_raise_naming_the_parameter():
     space = CoCaBOSearch.convert_search_space(SPACE)
     good = {"x": 0.0, "lr": 1e-3, "layers": 4, "opt": [1, 2], "model": {"width": 32}}
     assert space.to_core(good)["opt"] == 2
-    for key, value in [("x", 3.0), ("layers", 5), ("layers", 1.5), ("opt", "rmsprop"),
-                       ("lr", "fast"), ("x", float("nan"))]:
+    for key, value in [
+        ("x", 3.0),
+        ("layers", 5),
+        ("layers", 1.5),
+        ("opt", "rmsprop"),
+        ("lr", "fast"),
+        ("x", float("nan")),
+    ]:
         with pytest.raises(ValueError, match=key):
             space.to_core({**good, key: value})
     with pytest.raises(ValueError, match="model/width"):
@@ -282,6 +288,20 @@ def test_add_evaluated_point():
     assert_valid(searcher.suggest("t0"))  # BO from the one given observation
     with pytest.raises(ValueError, match="opt"):
         searcher.add_evaluated_point({**point, "opt": "lbfgs"}, 1.0)
+
+
+def test_busy_point_options_reach_the_strategy(searcher_cls):
+    searcher = searcher_cls(
+        SPACE, metric="loss", mode="min", seed=0, pending="kriging_believer", lipschitz="global"
+    )
+    strategy = searcher._make_strategy()
+    assert (strategy.pending, strategy.penalizer, strategy.lipschitz) == (
+        "kriging_believer",
+        "hlp",
+        "global",
+    )
+    with pytest.raises(ValueError, match="pending must be one of"):
+        searcher_cls(SPACE, metric="loss", mode="min", pending="liar")._make_strategy()
 
 
 def test_max_trials_and_max_concurrency():

@@ -60,7 +60,13 @@ def test_initial_lengths_follow_the_reference_and_the_dimension() -> None:
 
 def test_default_failure_tolerance_grows_with_the_dimension_and_stays_short() -> None:
     assert [default_failure_tolerance(d) for d in (1, 2, 9, 25, 53, 60, 400)] == [
-        2, 2, 3, 5, 8, 8, 10
+        2,
+        2,
+        3,
+        5,
+        8,
+        8,
+        10,
     ]
     assert TrustRegionConfig.for_dims(25, 0).failure_tolerance == 5
     assert TrustRegionConfig.for_dims(50, 3).failure_tolerance == 8

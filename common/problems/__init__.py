@@ -21,13 +21,19 @@ _REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
     "pest": ("common.problems.pest", "pest_control", {}),
     "contamination": ("common.problems.contamination", "contamination", {}),
     "bbob-mixint-f1-d5": (
-        "common.problems.bbob_mixint", "bbob_mixint", {"function": 1, "dimension": 5}
+        "common.problems.bbob_mixint",
+        "bbob_mixint",
+        {"function": 1, "dimension": 5},
     ),
     "bbob-mixint-f10-d10": (
-        "common.problems.bbob_mixint", "bbob_mixint", {"function": 10, "dimension": 10}
+        "common.problems.bbob_mixint",
+        "bbob_mixint",
+        {"function": 10, "dimension": 10},
     ),
     "bbob-mixint-f15-d10": (
-        "common.problems.bbob_mixint", "bbob_mixint", {"function": 15, "dimension": 10}
+        "common.problems.bbob_mixint",
+        "bbob_mixint",
+        {"function": 15, "dimension": 10},
     ),
     "hpolib-slice": ("common.problems.hpobench", "hpolib", {"dataset": "slice_localization"}),
     "hpolib-naval": ("common.problems.hpobench", "hpolib", {"dataset": "naval_propulsion"}),
