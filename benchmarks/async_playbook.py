@@ -9,14 +9,19 @@ Optuna sampler's own run, and the rate of duplicate / near-duplicate suggestions
 and every continuous column within 1% of its range of an earlier trial's).
 
     python benchmarks/async_playbook.py --problems func3c,pest,bbob-mixint-f10-d10 \
-        --workers 4,8 --seeds 3 --trials 60 --jobs 2
+        --workers 4,8 --seeds 3 --trials 60 --jobs 2 --cache /tmp/async_runs.jsonl
+
+With ``--cache``, every finished run is appended as one JSON line and reused by later calls with
+the same problem, sampler, k, seed and trials (an interrupted run resumes; reports combine runs).
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
-from concurrent.futures import ProcessPoolExecutor
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
 
@@ -75,18 +80,31 @@ def _one(task: tuple[str, str, int, int, int]) -> dict:
         "sampler": sampler,
         "k": k,
         "seed": seed,
-        "times": result.end_times[order],
-        "best": np.minimum.accumulate(values),
+        "trials": trials,
+        "times": result.end_times[order].tolist(),
+        "best": np.minimum.accumulate(values).tolist(),
         "dup": near_duplicate_rate(problem.space, result.params),
         "secs": result.seconds_per_suggestion,
     }
+
+
+def _task_of(r: dict) -> tuple:
+    return (r["problem"], r["sampler"], r["k"], r["seed"], r["trials"])
+
+
+def _load(path: str | None) -> dict[tuple, dict]:
+    if not path or not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        runs = [json.loads(line) for line in f if line.strip()]
+    return {_task_of(r): r for r in runs}
 
 
 def _median_curve(runs: list[dict], grid: np.ndarray) -> np.ndarray:
     curves = []
     for r in runs:
         idx = np.searchsorted(r["times"], grid, side="right") - 1
-        curves.append(np.where(idx >= 0, r["best"][np.maximum(idx, 0)], np.inf))
+        curves.append(np.where(idx >= 0, np.asarray(r["best"])[np.maximum(idx, 0)], np.inf))
     return np.median(np.asarray(curves), axis=0)
 
 
@@ -125,6 +143,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--trials", type=int, default=60)
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--cache", default=None, help="JSON-lines file of finished runs")
     args = parser.parse_args()
     tasks = list(
         itertools.product(
@@ -135,10 +154,22 @@ def main() -> None:
             [args.trials],
         )
     )
+    done = _load(args.cache)
     with ProcessPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(_one, tasks))
-    print(f"{args.seeds} seeds, {args.trials} trials, half-normal runtimes of mean 1")
-    report(results)
+        futures = [pool.submit(_one, t) for t in tasks if t not in done]
+        for future in as_completed(futures):
+            r = future.result()
+            done[_task_of(r)] = r
+            if args.cache:
+                with open(args.cache, "a") as f:
+                    f.write(json.dumps(r) + "\n")
+            print(
+                f"{r['problem']} {r['sampler']} k={r['k']} seed {r['seed']}: "
+                f"{r['best'][-1]:.5g} ({r['secs']:.2f} s/suggestion)",
+                flush=True,
+            )
+    print(f"\n{args.seeds} seeds, {args.trials} trials, half-normal runtimes of mean 1")
+    report([done[t] for t in tasks])
 
 
 if __name__ == "__main__":
