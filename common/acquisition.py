@@ -5,11 +5,13 @@ The GP models ``−y`` (see :mod:`common.gp`), so every acquisition here is maxi
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 from botorch.acquisition import AcquisitionFunction, UpperConfidenceBound
+from botorch.exceptions.warnings import OptimizationWarning
 from botorch.generation.gen import gen_candidates_scipy
 from botorch.models.model import Model
 
@@ -17,6 +19,22 @@ from common.gp import DTYPE
 
 ACQF_TIMEOUT_SEC = 30.0  # a safety net only: ``maxiter`` bounds the work, independent of load
 
+
+
+def generate_candidates(*args, **kwargs):
+    """BoTorch's ``gen_candidates_scipy`` without its "line search ABNORMAL" warnings.
+
+    A stopped line search is routine in a few-iteration acquisition ascent, not news to the user;
+    BoTorch forces the warning with an ``"always"`` filter, so it is caught here and every other
+    warning passed on.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = gen_candidates_scipy(*args, **kwargs)
+    for w in caught:
+        if not issubclass(w.category, OptimizationWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return out
 
 def upper_confidence_bound(model: Model, kappa: float = 2.0) -> AcquisitionFunction:
     """GP-UCB ``μ + κσ`` (CoCaBO uses κ = 2)."""
@@ -66,7 +84,7 @@ def maximize_continuous(
     full_hi[cont] = torch.as_tensor(hi, dtype=DTYPE)
     fixed = {int(j): float(template[j]) for j in range(len(template)) if j not in set(cont)}
     try:
-        cands, vals = gen_candidates_scipy(
+        cands, vals = generate_candidates(
             torch.as_tensor(starts, dtype=DTYPE)[:, None, :],
             acqf,
             lower_bounds=full_lo,

@@ -20,15 +20,13 @@ RNG, and it knows only ordinal (±1) and categorical (all values) neighbourhoods
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable
 
 import numpy as np
 import torch
 from botorch.acquisition import AcquisitionFunction
-from botorch.exceptions.warnings import OptimizationWarning
-from botorch.generation.gen import gen_candidates_scipy
 
+from common.acquisition import generate_candidates
 from common.fm_kernel import FMLayout
 from common.gp import DTYPE
 
@@ -135,16 +133,14 @@ def _continuous_step(acqf, layout, Z, values, maxiter: int) -> np.ndarray:
     start = torch.as_tensor(Z, dtype=DTYPE)[:, None, :]
     fixed = {col: start[:, 0, col].clone() for col in layout.graph_cols}
     try:
-        with warnings.catch_warnings():  # an abnormal line search here is routine, not news
-            warnings.simplefilter("ignore", OptimizationWarning)
-            cands, vals = gen_candidates_scipy(
-                start,
-                acqf,
-                lower_bounds=lower,
-                upper_bounds=upper,
-                fixed_features=fixed or None,
-                options={"maxiter": maxiter},
-            )
+        cands, vals = generate_candidates(
+            start,
+            acqf,
+            lower_bounds=lower,
+            upper_bounds=upper,
+            fixed_features=fixed or None,
+            options={"maxiter": maxiter},
+        )
     except Exception:  # a failed gradient step leaves the starts where they are
         return np.zeros(len(Z), dtype=bool)
     new = cands.detach().numpy()[:, 0, :]
