@@ -53,7 +53,7 @@ HLP_POWER = -5.0
 HLP_GAMMA = 1.0
 _N_LIPSCHITZ_POINTS = 64
 _TINY = 1e-12
-MAX_RADIUS = float("inf")
+MAX_RADIUS = 1.0  # distance units: one lengthscale, one category change (see above)
 
 
 def continuous_lengthscales(model: Model, n_cont: int) -> torch.Tensor:

@@ -65,6 +65,28 @@ def test_penalty_is_zero_at_a_busy_point_and_one_far_away(data, penalizer) -> No
     assert torch.all(phi[1:] >= phi[:-1] - 1e-9)
 
 
+def test_hard_penaliser_radius_is_capped_at_one_distance_unit(data) -> None:
+    _, _, _, model = data
+    busy = np.array([[0.9, 0.1, 0.0]])  # a poor region: |mu - M| / L alone is several units
+    acqf = penalize(
+        upper_confidence_bound(model),
+        model,
+        busy,
+        [0, 1],
+        [2],
+        (3,),
+        np.random.default_rng(0),
+        best=float(model.train_targets.max()),
+    )
+    assert float(acqf.r_mean[0] + acqf.r_sigma[0]) > 2.0  # the uncapped radius
+    d = acqf.distance
+    # a point two distance units away along x1 (in lengthscale units) is not penalised
+    step = 2.0 * float(d.lengthscales[0])
+    x = torch.tensor([[0.9 - step, 0.1, 0.0]], dtype=DTYPE)
+    assert float(d(x, torch.tensor(busy, dtype=DTYPE))) == pytest.approx(2.0, rel=1e-6)
+    assert torch.exp(acqf.log_penalty(x)).item() > 0.95
+
+
 def test_mixed_distance_counts_category_changes_and_scaled_continuous_steps() -> None:
     d = MixedDistance([0, 1], [2], torch.tensor([0.5, 2.0], dtype=DTYPE))
     busy = torch.tensor([[0.0, 0.0, 0.0]], dtype=DTYPE)
