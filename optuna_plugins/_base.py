@@ -38,18 +38,19 @@ _logger = optuna.logging.get_logger("optuna.mixbo")
 # chunked to the RDB storage's column limit.
 _RELATIVE_PARAMS_KEY = "mixbo:relative_params"
 _SYSTEM_ATTR_MAX_LENGTH = 2045
+_MAX_CLAIMS = 3  # samplings per trial when simultaneous workers pick the same configuration
 
 
 def _store_relative_params(
     study: Study, trial: FrozenTrial, params: dict[str, Any], space: dict[str, BaseDistribution]
 ) -> None:
     text = json.dumps({k: space[k].to_internal_repr(v) for k, v in params.items()})
-    for i in range(0, len(text), _SYSTEM_ATTR_MAX_LENGTH):
-        study._storage.set_trial_system_attr(
-            trial._trial_id,
-            f"{_RELATIVE_PARAMS_KEY}:{i // _SYSTEM_ATTR_MAX_LENGTH}",
-            text[i : i + _SYSTEM_ATTR_MAX_LENGTH],
-        )
+    chunks = [
+        text[i : i + _SYSTEM_ATTR_MAX_LENGTH] for i in range(0, len(text), _SYSTEM_ATTR_MAX_LENGTH)
+    ]
+    # an empty chunk ends the text, so a shorter re-sampling never reads an older, longer tail
+    for i, chunk in enumerate([*chunks, ""]):
+        study._storage.set_trial_system_attr(trial._trial_id, f"{_RELATIVE_PARAMS_KEY}:{i}", chunk)
 
 
 def _pending_params(
@@ -57,7 +58,7 @@ def _pending_params(
 ) -> dict[str, Any] | None:
     """A running trial's parameters over ``space`` (sampled or only drawn), if all are known."""
     chunks, i = [], 0
-    while (chunk := trial.system_attrs.get(f"{_RELATIVE_PARAMS_KEY}:{i}")) is not None:
+    while chunk := trial.system_attrs.get(f"{_RELATIVE_PARAMS_KEY}:{i}"):
         chunks.append(chunk)
         i += 1
     params: dict[str, Any] = {}
@@ -125,19 +126,36 @@ class MixedBOSampler(BaseSampler):
         self._check_single_objective(study)
         if not search_space:
             return {}
+        space = to_mixed_space(search_space)
+        for _ in range(_MAX_CLAIMS):
+            history = self._history_with_pending(study, trial, search_space)
+            if len(history) < max(self._n_startup_trials, 1):
+                return {}
+            config = self._propose(space, history, trial)
+            if config is None:
+                return {}
+            params = {name: config[name] for name in search_space}
+            _store_relative_params(study, trial, params, search_space)
+            if not self._claimed_elsewhere(study, trial, params, search_space):
+                break
+        return params
+
+    def _history_with_pending(
+        self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> History:
+        """Completed trials as the history, other running trials' parameters as pending."""
         trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
         completed = [t for t in trials if t.state == TrialState.COMPLETE]
         history = self._history(study, completed, search_space)
-        if len(history) < max(self._n_startup_trials, 1):
-            return {}
         pending = [
             p
             for t in trials
             if t.state == TrialState.RUNNING and t.number != trial.number
             if (p := _pending_params(t, search_space)) is not None
         ]
-        history = History(history.configs, history.values, tuple(pending))
-        space = to_mixed_space(search_space)
+        return History(history.configs, history.values, tuple(pending))
+
+    def _propose(self, space, history: History, trial: FrozenTrial) -> dict[str, Any] | None:
         with self._lock:
             seed = int(self._rng.randint(2**31 - 1))
             strategy = self._strategy = self._strategy or self._make_strategy()
@@ -150,10 +168,35 @@ class MixedBOSampler(BaseSampler):
                     f"trial {trial.number} falls back to "
                     f"{type(self._independent_sampler).__name__}."
                 )
-                return {}
-        params = {name: config[name] for name in search_space}
-        _store_relative_params(study, trial, params, search_space)
-        return params
+                return None
+        return config
+
+    @staticmethod
+    def _claimed_elsewhere(
+        study: Study,
+        trial: FrozenTrial,
+        params: dict[str, Any],
+        search_space: dict[str, BaseDistribution],
+    ) -> bool:
+        """Whether another trial holds the same parameters after ours were stored.
+
+        Two workers that sample at the same moment do not see each other's trial as busy (and the
+        model, fitted to the same data, can put both at the same bound). Each re-reads the storage
+        after storing its own parameters; a worker that finds its configuration taken samples again
+        (both may, in which case both do), so a configuration is never run twice.
+        """
+        others = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
+        for t in others:
+            if t.number == trial.number:
+                continue
+            held = (
+                {k: t.params.get(k) for k in search_space}
+                if t.state == TrialState.COMPLETE
+                else _pending_params(t, search_space)
+            )
+            if held == params:
+                return True
+        return False
 
     def sample_independent(
         self,

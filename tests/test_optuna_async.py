@@ -94,3 +94,30 @@ def test_four_processes_share_one_journal_file_without_duplicates(tmp_path, name
     configs = [tuple(sorted(t.params.items())) for t in trials]
     duplicates = {c for c in configs if configs.count(c) > 1}
     assert not duplicates, f"duplicated configurations: {duplicates}"
+
+
+def test_a_worker_that_finds_its_configuration_taken_samples_again() -> None:
+    # Two workers sampling at the same moment do not see each other's trial as busy; the one that
+    # finds its configuration stored by another trial afterwards must pick a new one.
+    sampler = CoCaBOSampler(seed=0, n_startup_trials=4)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(mixed, n_trials=6)
+    first = study.ask()
+    mixed(first)  # stays RUNNING with its parameters stored
+    real = sampler._history_with_pending
+    calls = []
+
+    def blind_once(study, trial, search_space):
+        history = real(study, trial, search_space)
+        calls.append(len(history.pending))
+        if len(calls) == 1:  # the first look misses the other worker's trial
+            return type(history)(history.configs, history.values, ())
+        return history
+
+    sampler._history_with_pending = blind_once
+    strategy = sampler._strategy
+    strategy.suggest = lambda space, history, n, rng: [dict(first.params)] * n  # same pick
+    second = study.ask()
+    mixed(second)
+    assert calls == [1, 1]  # sampled twice: the conflict was seen after storing
+    assert second.params != first.params
