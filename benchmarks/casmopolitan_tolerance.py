@@ -1,7 +1,8 @@
 """CASMOPOLITAN's failure tolerance: the dimension rule against the reference's 40 (and baselines).
 
-Runs ``CasmopolitanSampler`` with each failure-tolerance variant (``ours``: the default
-``clip(ceil(sqrt(d)), 2, 10)``; ``ref40``: the reference code's 40; ``turbo``: TuRBO's ``d``;
+Runs ``CasmopolitanSampler`` with each failure-tolerance variant (``ours``: the default,
+``clip(ceil(sqrt(d)), 2, 10)`` for the box and ``max(4, d_cat)`` for the Hamming ball; ``ref40``:
+the reference code's 40 for both; ``turbo``: TuRBO's ``d`` for both;
 ``third``: ``clip(ceil(d / 3), 3, 20)``) and,
 optionally, registered samplers (``--baselines cocabo,tpe,random``) on the same problems and seeds,
 then prints the median best value per problem and, per variant, on how many seeds it beat ``ref40``.

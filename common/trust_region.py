@@ -39,6 +39,15 @@ SUCCESS_TOLERANCE = 3
 REFERENCE_FAILURE_TOLERANCE = 40
 
 
+def default_hamming_failure_tolerance(n_cat: int) -> int:
+    """Consecutive failures before the Hamming ball shrinks: ``max(4, n_cat)`` (TuRBO's rule).
+
+    Shrinking the ball as fast as the box (our first choice) lost to the reference's 40 on Pest
+    Control: the ball collapsed into a restart late in a 150-trial budget.
+    """
+    return max(4, int(n_cat))
+
+
 def default_failure_tolerance(dim: int) -> int:
     """Consecutive failures before a shrink: ``clip(ceil(sqrt(dim)), 2, 10)``.
 
@@ -57,7 +66,8 @@ class TrustRegionConfig:
     n_cont: int
     hamming_init: int
     hamming_max: int
-    failure_tolerance: int
+    failure_tolerance: int  # of the continuous box
+    hamming_failure_tolerance: int  # of the Hamming ball
     success_tolerance: int = SUCCESS_TOLERANCE
     hamming_min: int = 1
     length_init: float = LENGTH_INIT
@@ -77,16 +87,24 @@ class TrustRegionConfig:
         failure_tolerance: int | None = None,
         success_tolerance: int = SUCCESS_TOLERANCE,
     ) -> TrustRegionConfig:
-        """Defaults scaled to the space: Hamming ball 0.8·d_h initially, d_h at most."""
+        """Defaults scaled to the space: Hamming ball 0.8·d_h initially, d_h at most.
+
+        A given ``failure_tolerance`` applies to both the box and the ball; by default the box
+        uses :func:`default_failure_tolerance` of the dimension and the ball
+        :func:`default_hamming_failure_tolerance` of the number of categoricals.
+        """
         fail = failure_tolerance
+        hamming_fail = failure_tolerance
         if fail is None:
             fail = default_failure_tolerance(n_cat + n_cont)
+            hamming_fail = default_hamming_failure_tolerance(n_cat)
         return cls(
             n_cat=n_cat,
             n_cont=n_cont,
             hamming_init=max(1, round(0.8 * n_cat)) if n_cat else 0,
             hamming_max=n_cat,
             failure_tolerance=max(1, int(fail)),
+            hamming_failure_tolerance=max(1, int(hamming_fail)),
             success_tolerance=max(1, int(success_tolerance)),
             n_init=max(0, int(n_init)),
         )
@@ -107,6 +125,7 @@ class TrustRegionState:
     hamming: int
     n_success: int = 0
     n_failure: int = 0
+    n_hamming_failure: int = 0
     best_value: float = math.inf
     best_index: int = -1
     start: int = 0
@@ -134,11 +153,6 @@ def _expand(state: TrustRegionState) -> TrustRegionState:
     return replace(state, length=min(state.length * c.factor, c.length_max), hamming=hamming)
 
 
-def _shrink(state: TrustRegionState) -> TrustRegionState:
-    c = state.config
-    return replace(state, length=state.length / c.factor, hamming=int(state.hamming / c.factor))
-
-
 def restart_due(state: TrustRegionState) -> bool:
     """A length fell below its minimum: the Hamming radius (if any categoricals) or the box side."""
     c = state.config
@@ -152,9 +166,9 @@ def update_state(state: TrustRegionState, value: float) -> TrustRegionState:
 
     TuRBO's rule: a success improves the restart's best by more than ``threshold·|best|``;
     ``success_tolerance`` successes in a row expand both lengths ×1.5, ``failure_tolerance``
-    failures in a row shrink them ÷1.5 (the Hamming radius floored to an integer). When a length
-    falls below its minimum, a new restart begins with the initial lengths and the old restart's
-    best is recorded.
+    failures in a row shrink the box ÷1.5 and ``hamming_failure_tolerance`` failures the Hamming
+    radius (floored to an integer). When a length falls below its minimum, a new restart begins
+    with the initial lengths and the old restart's best is recorded.
     """
     c = state.config
     t = state.n_seen
@@ -168,13 +182,21 @@ def update_state(state: TrustRegionState, value: float) -> TrustRegionState:
     if t < c.n_init:
         return state
     if improved:
-        state = replace(state, n_success=state.n_success + 1, n_failure=0)
+        state = replace(state, n_success=state.n_success + 1, n_failure=0, n_hamming_failure=0)
     else:
-        state = replace(state, n_success=0, n_failure=state.n_failure + 1)
+        state = replace(
+            state,
+            n_success=0,
+            n_failure=state.n_failure + 1,
+            n_hamming_failure=state.n_hamming_failure + 1,
+        )
     if state.n_success >= c.success_tolerance:
         state = replace(_expand(state), n_success=0)
-    elif state.n_failure >= c.failure_tolerance:
-        state = replace(_shrink(state), n_failure=0)
+    else:
+        if state.n_failure >= c.failure_tolerance:
+            state = replace(state, length=state.length / c.factor, n_failure=0)
+        if state.n_hamming_failure >= c.hamming_failure_tolerance:
+            state = replace(state, hamming=int(state.hamming / c.factor), n_hamming_failure=0)
     if restart_due(state):
         return replace(
             initial_state(c),

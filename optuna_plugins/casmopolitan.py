@@ -31,7 +31,8 @@ class CasmopolitanSampler(MixedBOSampler):
         acquisition: ``"ei"`` (log expected improvement, the reference's choice) or ``"ucb"``.
         kappa: UCB exploration weight, for ``acquisition="ucb"`` and for restart centres.
         failure_tolerance: Failures in a row before the trust region shrinks; ``None`` chooses it
-            from the number of parameters (``clip(ceil(sqrt(d)), 2, 10)``).
+            from the dimension: ``clip(ceil(sqrt(d)), 2, 10)`` for the box of float and int
+            parameters, ``max(4, d_cat)`` for the Hamming ball of the categorical ones.
         success_tolerance: Successes in a row before it expands.
         pending: How running trials (other threads' or processes') count: ``"playbook"``
             penalises the acquisition around them (PLAyBOOK, the default),

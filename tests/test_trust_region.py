@@ -72,6 +72,17 @@ def test_default_failure_tolerance_grows_with_the_dimension_and_stays_short() ->
     assert TrustRegionConfig.for_dims(50, 3).failure_tolerance == 8
 
 
+def test_box_and_hamming_ball_shrink_on_their_own_default_tolerances() -> None:
+    config = TrustRegionConfig.for_dims(25, 2)
+    assert (config.failure_tolerance, config.hamming_failure_tolerance) == (6, 25)
+    state = _feed(initial_state(config), [10.0] + [11.0] * 6)
+    assert state.length == pytest.approx(0.8 / 1.5) and state.hamming == 20
+    state = _feed(state, [11.0] * 19)  # 25 failures in a row: the ball shrinks once
+    assert state.hamming == 13 and state.length == pytest.approx(0.8 / 1.5**4)
+    state = update_state(state, 5.0)  # a success resets both runs
+    assert (state.n_failure, state.n_hamming_failure) == (0, 0)
+
+
 def test_expansion_after_a_run_of_successes() -> None:
     state = _feed(initial_state(_config(n_cat=25, n_cont=2)), [10.0])
     state = _feed(state, [9.0, 8.0])
