@@ -20,7 +20,6 @@ from common.gp import DTYPE
 ACQF_TIMEOUT_SEC = 30.0  # a safety net only: ``maxiter`` bounds the work, independent of load
 
 
-
 def generate_candidates(*args, **kwargs):
     """BoTorch's ``gen_candidates_scipy`` without its "line search ABNORMAL" warnings.
 
@@ -35,6 +34,7 @@ def generate_candidates(*args, **kwargs):
         if not issubclass(w.category, OptimizationWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return out
+
 
 def upper_confidence_bound(model: Model, kappa: float = 2.0) -> AcquisitionFunction:
     """GP-UCB ``μ + κσ`` (CoCaBO uses κ = 2)."""

@@ -50,12 +50,9 @@ class BOFM(Strategy):
         penalizer: str = "hlp",
         lipschitz: str = "local",
     ):
-        super().__init__()
+        super().__init__(pending=pending, penalizer=penalizer, lipschitz=lipschitz)
         from common.fm_kernel import PATH_GRAPH_MAX_VALUES
-        from common.strategy import check_pending_options
 
-        check_pending_options(pending, penalizer, lipschitz)
-        self.pending, self.penalizer, self.lipschitz = pending, penalizer, lipschitz
         self.graphs = dict(graphs or {})
         self.max_path_values = PATH_GRAPH_MAX_VALUES if max_path_values is None else max_path_values
         self.n_raw = n_raw
@@ -70,7 +67,6 @@ class BOFM(Strategy):
 
         from common.fm_kernel import FMLayout
         from common.fm_model import fit_fm_gp
-        from common.penalization import acquisition_with_busy_points
 
         if len(history) == 0 or space.dim == 0:
             return random_configs(space, n, rng)
@@ -84,11 +80,13 @@ class BOFM(Strategy):
         pending = encode_pending(space, history)
         busy = layout.to_model(pending)
         taken = _Taken(space, layout, np.vstack([X, pending]))
-        lengthscales, hops = busy_point_geometry(model, layout)
+        lengthscales = hops = None  # the penaliser's distance, needed only with busy points
+        if len(busy) or n > 1:
+            lengthscales, hops = busy_point_geometry(model, layout)
         rows: list[np.ndarray] = []
         for _ in range(n):  # greedy batch: each pick joins the busy points of the next
             try:
-                acqf = acquisition_with_busy_points(
+                acqf = self.busy_acquisition(
                     lambda m: LogExpectedImprovement(m, best_f=best_f),
                     model,
                     np.vstack([busy, *rows]),
@@ -96,9 +94,6 @@ class BOFM(Strategy):
                     list(layout.graph_cols),
                     list(layout.n_nodes),
                     rng,
-                    pending=self.pending,
-                    penalizer=self.penalizer,
-                    lipschitz=self.lipschitz,
                     log_base=True,
                     lengthscales=lengthscales,
                     hops=hops,

@@ -62,10 +62,7 @@ class Casmopolitan(Strategy):
         penalizer: str = "hlp",
         lipschitz: str = "local",
     ):
-        from common.strategy import check_pending_options
-
-        super().__init__()
-        check_pending_options(pending, penalizer, lipschitz)
+        super().__init__(pending=pending, penalizer=penalizer, lipschitz=lipschitz)
         if acquisition not in ACQUISITIONS:
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}.")
         if failure_tolerance is not None and failure_tolerance < 1:
@@ -79,7 +76,6 @@ class Casmopolitan(Strategy):
         self.success_tolerance = success_tolerance
         self.n_starts = n_starts
         self.refit_every = max(1, int(refit_every))
-        self.pending, self.penalizer, self.lipschitz = pending, penalizer, lipschitz
 
     def trust_region_state(self, space: MixedSpace, history: History):
         """The trust-region state after ``history`` (a pure function of its ordered values)."""
@@ -138,7 +134,6 @@ class Casmopolitan(Strategy):
 
     def _local_picker(self, space, model, X, state) -> Callable:
         from common.local_search import maximize_in_region, sample_in_region
-        from common.penalization import acquisition_with_busy_points
         from common.trust_region import region_of
 
         centre = X[state.best_index]
@@ -146,7 +141,7 @@ class Casmopolitan(Strategy):
 
         def pick(seen, busy, rng):
             try:
-                acqf = acquisition_with_busy_points(
+                acqf = self.busy_acquisition(
                     lambda m: self._acquisition(m, centre),
                     model,
                     busy,
@@ -154,9 +149,6 @@ class Casmopolitan(Strategy):
                     list(space.cat_dims),
                     space.n_choices,
                     rng,
-                    pending=self.pending,
-                    penalizer=self.penalizer,
-                    lipschitz=self.lipschitz,
                     log_base=self.acquisition == "ei",
                 )
                 found = maximize_in_region(acqf, space, region, seen, rng, n_starts=self.n_starts)
@@ -199,22 +191,10 @@ def select_sequentially(
 
 
 def _conditioned_gp(X: np.ndarray, y: np.ndarray, make_kernel: Callable, params):
-    """A GP as :func:`common.gp.fit_gp` builds it, with the given hyper-parameters, not fitted."""
-    import torch
-    from botorch.models import SingleTaskGP
-    from botorch.models.utils.gpytorch_modules import (
-        get_gaussian_likelihood_with_lognormal_prior,
-    )
+    """The GP of :func:`common.gp.fit_gp` with the given hyper-parameters, not fitted."""
+    from common.gp import build_gp, load_parameters
 
-    from common.gp import DTYPE, load_parameters, standardise
-
-    model = SingleTaskGP(
-        torch.as_tensor(X, dtype=DTYPE),
-        torch.as_tensor(-standardise(np.asarray(y, dtype=float)), dtype=DTYPE)[:, None],
-        covar_module=make_kernel(),
-        likelihood=get_gaussian_likelihood_with_lognormal_prior(),
-        outcome_transform=None,
-    ).to(DTYPE)
+    model = build_gp(X, y, make_kernel)
     if not load_parameters(model, params):
         return None
     model.eval()

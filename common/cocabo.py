@@ -38,14 +38,10 @@ class CoCaBO(Strategy):
         penalizer: str = "hlp",
         lipschitz: str = "local",
     ):
-        from common.strategy import check_pending_options
-
-        super().__init__()
-        check_pending_options(pending, penalizer, lipschitz)
+        super().__init__(pending=pending, penalizer=penalizer, lipschitz=lipschitz)
         self.n_init = n_init
         self.kappa = kappa
         self.horizon = horizon
-        self.pending, self.penalizer, self.lipschitz = pending, penalizer, lipschitz
 
     def suggest(
         self, space: MixedSpace, history: History, n: int, rng: np.random.Generator
@@ -53,7 +49,6 @@ class CoCaBO(Strategy):
         from common.acquisition import maximize_continuous, upper_confidence_bound
         from common.bandit import draw_categories, draw_category_batch, replay_exp3
         from common.kernels import cocabo_kernel
-        from common.penalization import acquisition_with_busy_points
 
         if len(history) == 0 or space.dim == 0:
             return random_configs(space, n, rng)
@@ -70,7 +65,7 @@ class CoCaBO(Strategy):
         best = X[np.argsort(y)[:3]]
         rows: list[np.ndarray] = []
         for h in categories:
-            acqf = acquisition_with_busy_points(
+            acqf = self.busy_acquisition(
                 lambda m: upper_confidence_bound(m, self.kappa),
                 model,
                 np.vstack([busy, *rows]) if rows else busy,
@@ -78,9 +73,6 @@ class CoCaBO(Strategy):
                 cat,
                 space.n_choices,
                 rng,
-                pending=self.pending,
-                penalizer=self.penalizer,
-                lipschitz=self.lipschitz,
             )
             template = np.zeros(space.dim)
             template[cat] = h

@@ -57,6 +57,17 @@ def load_parameters(model: torch.nn.Module, params: Mapping[str, torch.Tensor]) 
     return True
 
 
+def build_gp(X: np.ndarray, values: np.ndarray, make_kernel: Callable[[], Kernel]) -> SingleTaskGP:
+    """The (unfitted) GP of :func:`fit_gp`: standardised, negated ``values`` at ``X``."""
+    return SingleTaskGP(
+        torch.as_tensor(X, dtype=DTYPE),
+        torch.as_tensor(-standardise(np.asarray(values, dtype=float)), dtype=DTYPE)[:, None],
+        covar_module=make_kernel(),
+        likelihood=get_gaussian_likelihood_with_lognormal_prior(),
+        outcome_transform=None,
+    ).to(DTYPE)
+
+
 def fit_gp(
     X: np.ndarray,
     values: np.ndarray,
@@ -69,17 +80,9 @@ def fit_gp(
     from the priors' defaults; if both fail it keeps the warm-start (or default) hyper-parameters
     unfitted and logs a warning. Returns the model and its parameters for the next warm start.
     """
-    train_X = torch.as_tensor(X, dtype=DTYPE)
-    train_Y = torch.as_tensor(-standardise(np.asarray(values, dtype=float)), dtype=DTYPE)[:, None]
 
     def build() -> SingleTaskGP:
-        return SingleTaskGP(
-            train_X,
-            train_Y,
-            covar_module=make_kernel(),
-            likelihood=get_gaussian_likelihood_with_lognormal_prior(),
-            outcome_transform=None,
-        ).to(DTYPE)
+        return build_gp(X, values, make_kernel)
 
     starts = [warm_start, None] if warm_start is not None else [None]
     model = build()

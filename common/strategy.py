@@ -16,12 +16,19 @@ from common.space import MixedSpace
 class Strategy(ABC):
     """A BO method: ``suggest(space, history, n, rng)`` returns ``n`` configurations to try next.
 
+    ``pending``, ``penalizer`` and ``lipschitz`` say how busy points (pending configurations and a
+    batch's earlier picks) count; see :func:`common.penalization.acquisition_with_busy_points`.
+
     Any state a method needs (bandit weights, trust regions) is recomputed from the ordered
     ``history``; the only thing kept between calls is a small cache of GP hyper-parameters that
     warm-starts the next fit (it is pickled with the strategy, so a copy continues identically).
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self, *, pending: str = "playbook", penalizer: str = "hlp", lipschitz: str = "local"
+    ) -> None:
+        check_pending_options(pending, penalizer, lipschitz)
+        self.pending, self.penalizer, self.lipschitz = pending, penalizer, lipschitz
         self._warm: dict[Any, Any] = {}
         self._warm_lock = threading.Lock()
 
@@ -30,6 +37,22 @@ class Strategy(ABC):
         self, space: MixedSpace, history: History, n: int, rng: np.random.Generator
     ) -> list[dict[str, Any]]:
         """``n`` new configurations of ``space`` given ``history`` (values to minimise)."""
+
+    def busy_acquisition(self, make_base: Callable, model, busy_rows: np.ndarray, *args, **kwargs):
+        """The acquisition to maximise while ``busy_rows`` run, handled as ``pending`` says
+        (PLAyBOOK by default): :func:`common.penalization.acquisition_with_busy_points`."""
+        from common.penalization import acquisition_with_busy_points
+
+        return acquisition_with_busy_points(
+            make_base,
+            model,
+            busy_rows,
+            *args,
+            pending=self.pending,
+            penalizer=self.penalizer,
+            lipschitz=self.lipschitz,
+            **kwargs,
+        )
 
     def warm_start(self, key: Any) -> Any:
         with self._warm_lock:

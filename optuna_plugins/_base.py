@@ -79,7 +79,15 @@ def _pending_params(
 
 
 class MixedBOSampler(BaseSampler):
-    """Base of mixbo's samplers; subclasses say which :class:`common.Strategy` to run."""
+    """Base of mixbo's samplers; subclasses say which :class:`common.Strategy` to run.
+
+    ``pending``, ``penalizer`` and ``lipschitz`` (every sampler's arguments) say how running
+    trials count, other threads' and processes' included: ``pending="playbook"`` penalises the
+    acquisition around them (PLAyBOOK, the default), ``"kriging_believer"`` conditions the GP on its
+    mean there, ``"ignore"`` neither; ``penalizer`` is PLAyBOOK's ``"hlp"`` (hard local, default) or
+    ``"lp"``, ``lipschitz`` its ``"local"`` (per busy point, default) or ``"global"`` estimate.
+    Subclasses pass ``self._pending`` to their strategy.
+    """
 
     def __init__(
         self,
@@ -88,7 +96,14 @@ class MixedBOSampler(BaseSampler):
         n_startup_trials: int = 10,
         independent_sampler: BaseSampler | None = None,
         warn_independent_sampling: bool = True,
+        pending: str = "playbook",
+        penalizer: str = "hlp",
+        lipschitz: str = "local",
     ) -> None:
+        from common.strategy import check_pending_options
+
+        check_pending_options(pending, penalizer, lipschitz)
+        self._pending = dict(pending=pending, penalizer=penalizer, lipschitz=lipschitz)
         if n_startup_trials < 0:
             raise ValueError(f"n_startup_trials must be >= 0, got {n_startup_trials}.")
         self._seed = seed

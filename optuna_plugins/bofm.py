@@ -34,12 +34,8 @@ class BOFMSampler(MixedBOSampler):
             complete (categorical) or path (integer) graph.
         max_path_values: Integers with at most this many values are path graphs; larger ones are
             modelled as continuous (default 20).
-        pending: How running trials (other threads' or processes') count: ``"playbook"``
-            penalises the acquisition around them (PLAyBOOK, the default),
-            ``"kriging_believer"`` conditions the GP on its mean there, ``"ignore"`` neither.
-        penalizer: PLAyBOOK's penaliser, ``"hlp"`` (hard local, default) or ``"lp"`` (local).
-        lipschitz: PLAyBOOK's Lipschitz estimate, ``"local"`` per busy point (default) or
-            ``"global"``.
+        pending, penalizer, lipschitz: How running trials count (PLAyBOOK by default); see
+            :class:`optuna_plugins._base.MixedBOSampler`.
     """
 
     def __init__(
@@ -55,18 +51,17 @@ class BOFMSampler(MixedBOSampler):
         penalizer: str = "hlp",
         lipschitz: str = "local",
     ) -> None:
-        from common.strategy import check_pending_options
-
-        check_pending_options(pending, penalizer, lipschitz)
         super().__init__(
             seed=seed,
             n_startup_trials=n_startup_trials,
             independent_sampler=independent_sampler,
             warn_independent_sampling=warn_independent_sampling,
+            pending=pending,
+            penalizer=penalizer,
+            lipschitz=lipschitz,
         )
         self._graphs = dict(graphs or {})
         self._max_path_values = max_path_values
-        self._pending = dict(pending=pending, penalizer=penalizer, lipschitz=lipschitz)
 
     def _make_strategy(self):
         from common.bofm import BOFM

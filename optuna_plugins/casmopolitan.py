@@ -34,12 +34,8 @@ class CasmopolitanSampler(MixedBOSampler):
             from the dimension: ``clip(ceil(sqrt(d)), 2, 10)`` for the box of float and int
             parameters, ``max(4, d_cat)`` for the Hamming ball of the categorical ones.
         success_tolerance: Successes in a row before it expands.
-        pending: How running trials (other threads' or processes') count: ``"playbook"``
-            penalises the acquisition around them (PLAyBOOK, the default),
-            ``"kriging_believer"`` conditions the GP on its mean there, ``"ignore"`` neither.
-        penalizer: PLAyBOOK's penaliser, ``"hlp"`` (hard local, default) or ``"lp"`` (local).
-        lipschitz: PLAyBOOK's Lipschitz estimate, ``"local"`` per busy point (default) or
-            ``"global"``.
+        pending, penalizer, lipschitz: How running trials count (PLAyBOOK by default); see
+            :class:`optuna_plugins._base.MixedBOSampler`.
     """
 
     def __init__(
@@ -57,9 +53,6 @@ class CasmopolitanSampler(MixedBOSampler):
         penalizer: str = "hlp",
         lipschitz: str = "local",
     ) -> None:
-        from common.strategy import check_pending_options
-
-        check_pending_options(pending, penalizer, lipschitz)
         if acquisition not in ("ei", "ucb"):
             raise ValueError(f"acquisition must be 'ei' or 'ucb', got {acquisition!r}.")
         if failure_tolerance is not None and failure_tolerance < 1:
@@ -71,12 +64,14 @@ class CasmopolitanSampler(MixedBOSampler):
             n_startup_trials=n_startup_trials,
             independent_sampler=independent_sampler,
             warn_independent_sampling=warn_independent_sampling,
+            pending=pending,
+            penalizer=penalizer,
+            lipschitz=lipschitz,
         )
         self._acquisition = acquisition
         self._kappa = kappa
         self._failure_tolerance = failure_tolerance
         self._success_tolerance = success_tolerance
-        self._pending = dict(pending=pending, penalizer=penalizer, lipschitz=lipschitz)
 
     def _make_strategy(self):
         from common.casmopolitan import Casmopolitan

@@ -27,12 +27,8 @@ class CoCaBOSampler(MixedBOSampler):
         warn_independent_sampling: Log a warning when a parameter is sampled independently.
         kappa: UCB exploration weight (the paper uses 2).
         horizon: Budget assumed by EXP3's exploration-rate schedule (the paper's 200).
-        pending: How running trials (other threads' or processes') count: ``"playbook"``
-            penalises the acquisition around them (PLAyBOOK, the default),
-            ``"kriging_believer"`` conditions the GP on its mean there, ``"ignore"`` neither.
-        penalizer: PLAyBOOK's penaliser, ``"hlp"`` (hard local, default) or ``"lp"`` (local).
-        lipschitz: PLAyBOOK's Lipschitz estimate, ``"local"`` per busy point (default) or
-            ``"global"``.
+        pending, penalizer, lipschitz: How running trials count (PLAyBOOK by default); see
+            :class:`optuna_plugins._base.MixedBOSampler`.
     """
 
     def __init__(
@@ -48,18 +44,17 @@ class CoCaBOSampler(MixedBOSampler):
         penalizer: str = "hlp",
         lipschitz: str = "local",
     ) -> None:
-        from common.strategy import check_pending_options
-
-        check_pending_options(pending, penalizer, lipschitz)
         super().__init__(
             seed=seed,
             n_startup_trials=n_startup_trials,
             independent_sampler=independent_sampler,
             warn_independent_sampling=warn_independent_sampling,
+            pending=pending,
+            penalizer=penalizer,
+            lipschitz=lipschitz,
         )
         self._kappa = kappa
         self._horizon = horizon
-        self._pending = dict(pending=pending, penalizer=penalizer, lipschitz=lipschitz)
 
     def _make_strategy(self):
         from common.cocabo import CoCaBO
