@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
-import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
+from run_cache import load_runs, record_run
 
 # name -> (mixbo sampler class, keyword arguments); Optuna's samplers are in compare.SAMPLERS
 VARIANTS: dict[str, tuple[str, dict]] = {
@@ -92,14 +91,6 @@ def _task_of(r: dict) -> tuple:
     return (r["problem"], r["sampler"], r["k"], r["seed"], r["trials"])
 
 
-def _load(path: str | None) -> dict[tuple, dict]:
-    if not path or not os.path.exists(path):
-        return {}
-    with open(path) as f:
-        runs = [json.loads(line) for line in f if line.strip()]
-    return {_task_of(r): r for r in runs}
-
-
 def _median_curve(runs: list[dict], grid: np.ndarray) -> np.ndarray:
     curves = []
     for r in runs:
@@ -154,15 +145,13 @@ def main() -> None:
             [args.trials],
         )
     )
-    done = _load(args.cache)
+    done = load_runs(args.cache, _task_of)
     with ProcessPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(_one, t) for t in tasks if t not in done]
         for future in as_completed(futures):
             r = future.result()
             done[_task_of(r)] = r
-            if args.cache:
-                with open(args.cache, "a") as f:
-                    f.write(json.dumps(r) + "\n")
+            record_run(args.cache, r)
             print(
                 f"{r['problem']} {r['sampler']} k={r['k']} seed {r['seed']}: "
                 f"{r['best'][-1]:.5g} ({r['secs']:.2f} s/suggestion)",

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
-import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
+from run_cache import load_runs, record_run
 
 VARIANTS = {"ours": None, "ref40": 40, "turbo": "dim", "third": "dim/3"}
 
@@ -58,11 +57,8 @@ def _one(task: tuple[str, str, int, int]) -> dict:
     }
 
 
-def _load(path: str | None) -> list[dict]:
-    if not path or not os.path.exists(path):
-        return []
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+def _task_of(r: dict) -> tuple:
+    return (r["problem"], r["sampler"], r["seed"], r["trials"])
 
 
 def main() -> None:
@@ -78,7 +74,7 @@ def main() -> None:
     problems = [p for p in args.problems.split(",") if p]
     variants = [v for v in args.variants.split(",") if v]
     names = variants + [b for b in args.baselines.split(",") if b]
-    done = {(r["problem"], r["sampler"], r["seed"], r["trials"]): r for r in _load(args.cache)}
+    done = load_runs(args.cache, _task_of)
     tasks = [
         t
         for t in itertools.product(problems, names, range(args.seeds), [args.trials])
@@ -88,10 +84,8 @@ def main() -> None:
         futures = [pool.submit(_one, t) for t in tasks]
         for future in as_completed(futures):
             r = future.result()
-            done[(r["problem"], r["sampler"], r["seed"], r["trials"])] = r
-            if args.cache:
-                with open(args.cache, "a") as f:
-                    f.write(json.dumps(r) + "\n")
+            done[_task_of(r)] = r
+            record_run(args.cache, r)
             print(
                 f"{r['problem']:>14} {r['sampler']:>8} seed {r['seed']}: {r['best']:.4f} "
                 f"({r['seconds_per_suggestion']:.2f} s/suggestion)",
