@@ -3,7 +3,8 @@
 Runs ``CasmopolitanSampler`` with each failure-tolerance variant (``ours``: the default,
 ``clip(ceil(sqrt(d)), 2, 10)`` for the box and ``max(4, d_cat)`` for the Hamming ball; ``ref40``:
 the reference code's 40 for both; ``turbo``: TuRBO's ``d`` for both;
-``third``: ``clip(ceil(d / 3), 3, 20)``) and,
+``third``: ``clip(ceil(d / 3), 3, 20)``; ``sqrt``: the box's ``clip(ceil(sqrt(d)), 2, 10)`` for
+the ball too) and,
 optionally, registered samplers (``--baselines cocabo,tpe,random``) on the same problems and seeds,
 then prints the median best value per problem and, per variant, on how many seeds it beat ``ref40``.
 Results go one JSON line per run to ``--cache`` (if given), so an interrupted run resumes.
@@ -22,13 +23,14 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 import numpy as np
 from run_cache import load_runs, record_run
 
-VARIANTS = {"ours": None, "ref40": 40, "turbo": "dim", "third": "dim/3"}
+VARIANTS = {"ours": None, "ref40": 40, "turbo": "dim", "third": "dim/3", "sqrt": "sqrt"}
 
 
 def _one(task: tuple[str, str, int, int]) -> dict:
     import optuna
 
     from common.problems import get_problem
+    from common.trust_region import default_failure_tolerance
     from optuna_plugins import CasmopolitanSampler
     from optuna_plugins.compare import run
 
@@ -39,6 +41,8 @@ def _one(task: tuple[str, str, int, int]) -> dict:
         tol = VARIANTS[name]
         if tol == "dim":
             tol = problem.space.dim
+        elif tol == "sqrt":  # the box's rule for the ball too
+            tol = default_failure_tolerance(problem.space.dim)
         elif tol == "dim/3":
             tol = int(min(20, max(3, np.ceil(problem.space.dim / 3))))
         sampler = lambda s: CasmopolitanSampler(seed=s, failure_tolerance=tol)  # noqa: E731

@@ -24,7 +24,8 @@ class CasmopolitanSampler(MixedBOSampler):
 
     Args:
         seed: Seed of the sampler's own random generator (global RNGs are never touched).
-        n_startup_trials: Completed trials sampled by ``independent_sampler`` before BO starts.
+        n_startup_trials: Trials sampled by ``independent_sampler`` before BO starts (running
+            trials count towards them; BO also waits for a first completed trial).
         independent_sampler: Sampler for the start-up trials and for parameters outside the
             relative search space; ``RandomSampler(seed=seed)`` by default.
         warn_independent_sampling: Log a warning when a parameter is sampled independently.

@@ -46,6 +46,17 @@ def test_a_sampled_but_unreported_trial_is_a_busy_point_for_the_next(name) -> No
     assert seen and list(seen[-1]) == [first.params]
 
 
+def test_running_trials_count_towards_the_initial_design() -> None:
+    study = optuna.create_study(sampler=CoCaBOSampler(seed=0, n_startup_trials=4))
+    study.optimize(mixed, n_trials=1)
+    relative = []
+    for _ in range(4):  # 1 completed + 0, 1, 2, 3 running when each is asked
+        trial = study.ask()
+        relative.append(bool(trial.relative_params))
+        mixed(trial)  # draws its parameters, stays RUNNING
+    assert relative == [False, False, False, True]
+
+
 def test_relative_params_stored_before_any_suggest_call_are_read_back() -> None:
     study = optuna.create_study(sampler=CoCaBOSampler(seed=0, n_startup_trials=3))
     study.optimize(mixed, n_trials=4)
