@@ -1,10 +1,10 @@
 """CASMOPOLITAN's failure tolerance: the dimension rule against the reference's 40 (and baselines).
 
 Runs ``CasmopolitanSampler`` with each failure-tolerance variant (``ours``: the default,
-``clip(ceil(sqrt(d)), 2, 10)`` for the box and ``max(4, d_cat)`` for the Hamming ball; ``ref40``:
+``max(4, d_cont)`` for the box and ``max(4, d_cat)`` for the Hamming ball; ``ref40``:
 the reference code's 40 for both; ``turbo``: TuRBO's ``d`` for both;
-``third``: ``clip(ceil(d / 3), 3, 20)``; ``sqrt``: the box's ``clip(ceil(sqrt(d)), 2, 10)`` for
-the ball too) and,
+``third``: ``clip(ceil(d / 3), 3, 20)``; ``sqrt``: ``clip(ceil(sqrt(d)), 2, 10)``, an
+earlier default, for both) and,
 optionally, registered samplers (``--baselines cocabo,tpe,random``) on the same problems and seeds,
 then prints the median best value per problem and, per variant, on how many seeds it beat ``ref40``.
 Results go one JSON line per run to ``--cache`` (if given), so an interrupted run resumes.
@@ -30,7 +30,6 @@ def _one(task: tuple[str, str, int, int]) -> dict:
     import optuna
 
     from common.problems import get_problem
-    from common.trust_region import default_failure_tolerance
     from optuna_plugins import CasmopolitanSampler
     from optuna_plugins.compare import run
 
@@ -41,8 +40,8 @@ def _one(task: tuple[str, str, int, int]) -> dict:
         tol = VARIANTS[name]
         if tol == "dim":
             tol = problem.space.dim
-        elif tol == "sqrt":  # the box's rule for the ball too
-            tol = default_failure_tolerance(problem.space.dim)
+        elif tol == "sqrt":
+            tol = int(min(10, max(2, np.ceil(np.sqrt(problem.space.dim)))))
         elif tol == "dim/3":
             tol = int(min(20, max(3, np.ceil(problem.space.dim / 3))))
         sampler = lambda s: CasmopolitanSampler(seed=s, failure_tolerance=tol)  # noqa: E731

@@ -38,7 +38,7 @@ class Casmopolitan(Strategy):
     successes or failures); ``acquisition`` is ``"ei"`` (log expected improvement over the GP mean
     at the centre, the reference's choice) or ``"ucb"`` (with ``kappa``); ``kappa`` also weighs the
     restart UCB. ``failure_tolerance`` ``None`` means
-    :func:`common.trust_region.default_failure_tolerance` of the dimension for the box and
+    :func:`common.trust_region.default_failure_tolerance` of the box's dimension for the box and
     :func:`common.trust_region.default_hamming_failure_tolerance` for the Hamming ball; a number
     applies to both. GP hyper-parameters
     are refitted every ``refit_every`` observations (1: every call; the fit dominates the cost of

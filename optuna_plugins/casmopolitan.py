@@ -32,8 +32,8 @@ class CasmopolitanSampler(MixedBOSampler):
         acquisition: ``"ei"`` (log expected improvement, the reference's choice) or ``"ucb"``.
         kappa: UCB exploration weight, for ``acquisition="ucb"`` and for restart centres.
         failure_tolerance: Failures in a row before the trust region shrinks; ``None`` chooses it
-            from the dimension: ``clip(ceil(sqrt(d)), 2, 10)`` for the box of float and int
-            parameters, ``max(4, d_cat)`` for the Hamming ball of the categorical ones.
+            from the dimensions, TuRBO's ``max(4, d)`` for each region: ``d`` the number of float
+            and int parameters for the box, of categorical ones for the Hamming ball.
         success_tolerance: Successes in a row before it expands.
         pending, penalizer, lipschitz: How running trials count (PLAyBOOK by default); see
             :class:`optuna_plugins._base.MixedBOSampler`.

@@ -29,6 +29,7 @@ from common.trust_region import (
     box_bounds,
     choose_restart_centre,
     default_failure_tolerance,
+    default_hamming_failure_tolerance,
     initial_state,
     region_of,
     replay,
@@ -58,27 +59,24 @@ def test_initial_lengths_follow_the_reference_and_the_dimension() -> None:
     assert initial_state(_config(n_cat=2)).hamming == 2
 
 
-def test_default_failure_tolerance_grows_with_the_dimension_and_stays_short() -> None:
-    assert [default_failure_tolerance(d) for d in (1, 2, 9, 25, 53, 60, 400)] == [
-        2,
-        2,
-        3,
-        5,
-        8,
-        8,
-        10,
-    ]
-    assert TrustRegionConfig.for_dims(25, 0).failure_tolerance == 5
-    assert TrustRegionConfig.for_dims(50, 3).failure_tolerance == 8
+def test_default_tolerances_are_turbos_rule_on_each_regions_own_dimension() -> None:
+    assert [default_failure_tolerance(d) for d in (0, 1, 3, 4, 10, 53)] == [4, 4, 4, 4, 10, 53]
+    assert [default_hamming_failure_tolerance(d) for d in (1, 4, 25, 50)] == [4, 4, 25, 50]
+    config = TrustRegionConfig.for_dims(50, 3)  # Ackley-53: 50 binary, 3 continuous
+    assert (config.failure_tolerance, config.hamming_failure_tolerance) == (4, 50)
+    config = TrustRegionConfig.for_dims(25, 0)
+    assert (config.failure_tolerance, config.hamming_failure_tolerance) == (4, 25)
+    config = TrustRegionConfig.for_dims(2, 8, failure_tolerance=40)
+    assert (config.failure_tolerance, config.hamming_failure_tolerance) == (40, 40)
 
 
 def test_box_and_hamming_ball_shrink_on_their_own_default_tolerances() -> None:
     config = TrustRegionConfig.for_dims(25, 2)
-    assert (config.failure_tolerance, config.hamming_failure_tolerance) == (6, 25)
-    state = _feed(initial_state(config), [10.0] + [11.0] * 6)
+    assert (config.failure_tolerance, config.hamming_failure_tolerance) == (4, 25)
+    state = _feed(initial_state(config), [10.0] + [11.0] * 4)
     assert state.length == pytest.approx(0.8 / 1.5) and state.hamming == 20
-    state = _feed(state, [11.0] * 19)  # 25 failures in a row: the ball shrinks once
-    assert state.hamming == 13 and state.length == pytest.approx(0.8 / 1.5**4)
+    state = _feed(state, [11.0] * 21)  # 25 failures in a row: the ball shrinks once
+    assert state.hamming == 13 and state.length == pytest.approx(0.8 / 1.5**6)
     state = update_state(state, 5.0)  # a success resets both runs
     assert (state.n_failure, state.n_hamming_failure) == (0, 0)
 
