@@ -38,7 +38,7 @@ _logger = optuna.logging.get_logger("optuna.mixbo")
 # chunked to the RDB storage's column limit.
 _RELATIVE_PARAMS_KEY = "mixbo:relative_params"
 _SYSTEM_ATTR_MAX_LENGTH = 2045
-_MAX_CLAIMS = 3  # samplings per trial when simultaneous workers pick the same configuration
+_MAX_CLAIMS = 3  # picks per trial before a configuration taken each time sends it to random
 
 
 def _store_relative_params(
@@ -152,8 +152,14 @@ class MixedBOSampler(BaseSampler):
             params = {name: config[name] for name in search_space}
             _store_relative_params(study, trial, params, search_space)
             if not self._claimed_elsewhere(study, trial, params, search_space):
-                break
-        return params
+                return params
+        _logger.warning(
+            f"{type(self).__name__}: trial {trial.number}'s configuration was taken by another "
+            f"trial {_MAX_CLAIMS} times in a row; it falls back to "
+            f"{type(self._independent_sampler).__name__} rather than run a configuration twice."
+        )
+        _store_relative_params(study, trial, {}, search_space)  # withdraw the claim
+        return {}
 
     def _design_done(self, history: History) -> bool:
         """Whether the random initial design is complete and there is data to fit.
@@ -208,7 +214,10 @@ class MixedBOSampler(BaseSampler):
         Two workers that sample at the same moment do not see each other's trial as busy (and the
         model, fitted to the same data, can put both at the same bound). Each re-reads the storage
         after storing its own parameters; a worker that finds its configuration taken samples again
-        (both may, in which case both do), so a configuration is never run twice.
+        (both may, in which case both do). Whichever of two workers stored last sees the other's
+        claim, so a check that passes is never followed by a conflicting one that also passes; a
+        worker whose picks are taken ``_MAX_CLAIMS`` times in a row falls back to the independent
+        sampler (``sample_relative``) rather than keep one.
         """
         others = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
         for t in others:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 
 import optuna
@@ -131,4 +132,38 @@ def test_a_worker_that_finds_its_configuration_taken_samples_again() -> None:
     second = study.ask()
     mixed(second)
     assert calls == [1, 1]  # sampled twice: the conflict was seen after storing
+    assert second.params != first.params
+
+
+def test_a_configuration_taken_on_every_pick_is_not_run_twice(caplog) -> None:
+    # A worker out of step with the storage keeps picking a configuration another trial holds:
+    # after the last pick it falls back to the independent sampler and withdraws its claim.
+    sampler = CoCaBOSampler(seed=0, n_startup_trials=4)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(mixed, n_trials=6)
+    first = study.ask()
+    mixed(first)  # stays RUNNING with its parameters stored
+    real = sampler._history_with_pending
+    calls = []
+
+    def always_blind(study, trial, search_space):
+        history = real(study, trial, search_space)
+        calls.append(len(history.pending))
+        return type(history)(history.configs, history.values, ())
+
+    sampler._history_with_pending = always_blind
+    sampler._strategy.suggest = lambda space, history, n, rng: [dict(first.params)] * n
+    optuna.logging.enable_propagation()
+    caplog.set_level(logging.WARNING, logger="optuna")
+    try:
+        second = study.ask()
+        assert second.relative_params == {}  # Optuna samples them on first access
+    finally:
+        optuna.logging.disable_propagation()
+    assert any("taken by another trial 3 times" in r.getMessage() for r in caplog.records)
+    frozen = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))[-1]
+    assert frozen.number == second.number
+    assert _pending_params(frozen, dict(study.trials[0].distributions)) is None  # withdrawn
+    mixed(second)
+    assert len(calls) == 3
     assert second.params != first.params
