@@ -240,9 +240,11 @@ class MixedBOSampler(BaseSampler):
         param_distribution: BaseDistribution,
     ) -> Any:
         self._check_single_objective(study)
-        if self._warn_independent_sampling:
-            completed = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-            if len(completed) >= self._n_startup_trials:
+        if self._warn_independent_sampling:  # once past the design, counted as _design_done does
+            issued = study.get_trials(
+                deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)
+            )
+            if sum(t.number != trial.number for t in issued) >= self._n_startup_trials:
                 self._log_independent_sampling(trial, param_name)
         return self._independent_sampler.sample_independent(
             study, trial, param_name, param_distribution

@@ -178,6 +178,18 @@ def test_conditional_parameters_go_to_the_independent_sampler_with_a_warning(
     assert "sampled independently" not in optuna_logs.text
 
 
+def test_the_independent_sampling_warning_counts_running_trials_as_the_design_does(
+    sampler_cls, optuna_logs
+) -> None:
+    study = optuna.create_study(sampler=sampler_cls(seed=0, n_startup_trials=3))
+    study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=1)
+    for _ in range(2):  # running: with the completed one, the initial design is issued
+        study.ask().suggest_float("x", 0, 1)
+    optuna_logs.clear()
+    study.ask().suggest_float("y", 0, 1)  # outside the intersection search space
+    assert "`y` in trial#3 is sampled independently" in optuna_logs.text
+
+
 def test_a_failing_strategy_falls_back_with_a_warning(sampler_cls, optuna_logs) -> None:
     sampler = sampler_cls(seed=0, n_startup_trials=2)
 
