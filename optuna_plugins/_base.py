@@ -39,6 +39,7 @@ _logger = optuna.logging.get_logger("optuna.mixbo")
 _RELATIVE_PARAMS_KEY = "mixbo:relative_params"
 _SYSTEM_ATTR_MAX_LENGTH = 2045
 _MAX_CLAIMS = 3  # picks per trial before a configuration taken each time sends it to random
+_RANDOM_DRAWS = 256  # random configurations tried for a free one after that
 
 
 def _store_relative_params(
@@ -151,15 +152,38 @@ class MixedBOSampler(BaseSampler):
                 return {}
             params = {name: config[name] for name in search_space}
             _store_relative_params(study, trial, params, search_space)
-            if not self._claimed_elsewhere(study, trial, params, search_space):
+            held = self._held_elsewhere(study, trial, search_space)
+            if params not in held:
                 return params
+        free = self._random_free_params(space, held, search_space)
         _logger.warning(
             f"{type(self).__name__}: trial {trial.number}'s configuration was taken by another "
-            f"trial {_MAX_CLAIMS} times in a row; it falls back to "
-            f"{type(self._independent_sampler).__name__} rather than run a configuration twice."
+            f"trial {_MAX_CLAIMS} times in a row; "
+            + (
+                "it takes a random free configuration rather than run one twice."
+                if free is not None
+                else "every configuration it drew is taken, so it runs one twice."
+            )
         )
-        _store_relative_params(study, trial, {}, search_space)  # withdraw the claim
-        return {}
+        if free is None:
+            return params
+        _store_relative_params(study, trial, free, search_space)
+        return free
+
+    def _random_free_params(
+        self, space, held: list[dict[str, Any]], search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any] | None:
+        """A uniformly random configuration no other trial holds, if one of a few draws is free.
+
+        Only a search space with fewer configurations than trials (say 3 × 3 categories) runs out.
+        """
+        with self._lock:
+            rng = np.random.default_rng(int(self._rng.randint(2**31 - 1)))
+        for config in space.decode(space.sample(_RANDOM_DRAWS, rng)):
+            params = {name: config[name] for name in search_space}
+            if params not in held:
+                return params
+        return None
 
     def _design_done(self, history: History) -> bool:
         """Whether the random initial design is complete and there is data to fit.
@@ -203,34 +227,32 @@ class MixedBOSampler(BaseSampler):
         return config
 
     @staticmethod
-    def _claimed_elsewhere(
-        study: Study,
-        trial: FrozenTrial,
-        params: dict[str, Any],
-        search_space: dict[str, BaseDistribution],
-    ) -> bool:
-        """Whether another trial holds the same parameters after ours were stored.
+    def _held_elsewhere(
+        study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> list[dict[str, Any]]:
+        """The parameters other trials hold (completed, or running and known), read after ours.
 
         Two workers that sample at the same moment do not see each other's trial as busy (and the
         model, fitted to the same data, can put both at the same bound). Each re-reads the storage
         after storing its own parameters; a worker that finds its configuration taken samples again
         (both may, in which case both do). Whichever of two workers stored last sees the other's
         claim, so a check that passes is never followed by a conflicting one that also passes; a
-        worker whose picks are taken ``_MAX_CLAIMS`` times in a row falls back to the independent
-        sampler (``sample_relative``) rather than keep one.
+        worker whose picks are taken ``_MAX_CLAIMS`` times in a row takes a random free
+        configuration instead (``sample_relative``).
         """
         others = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
+        held = []
         for t in others:
             if t.number == trial.number:
                 continue
-            held = (
+            params = (
                 {k: t.params.get(k) for k in search_space}
                 if t.state == TrialState.COMPLETE
                 else _pending_params(t, search_space)
             )
-            if held == params:
-                return True
-        return False
+            if params is not None:
+                held.append(params)
+        return held
 
     def sample_independent(
         self,

@@ -137,7 +137,7 @@ def test_a_worker_that_finds_its_configuration_taken_samples_again() -> None:
 
 def test_a_configuration_taken_on_every_pick_is_not_run_twice(caplog) -> None:
     # A worker out of step with the storage keeps picking a configuration another trial holds:
-    # after the last pick it falls back to the independent sampler and withdraws its claim.
+    # after the last pick it takes a random configuration nobody holds, and claims that one.
     sampler = CoCaBOSampler(seed=0, n_startup_trials=4)
     study = optuna.create_study(sampler=sampler)
     study.optimize(mixed, n_trials=6)
@@ -157,13 +157,43 @@ def test_a_configuration_taken_on_every_pick_is_not_run_twice(caplog) -> None:
     caplog.set_level(logging.WARNING, logger="optuna")
     try:
         second = study.ask()
-        assert second.relative_params == {}  # Optuna samples them on first access
+        relative = second.relative_params  # Optuna samples them on first access
     finally:
         optuna.logging.disable_propagation()
-    assert any("taken by another trial 3 times" in r.getMessage() for r in caplog.records)
+    assert any("takes a random free configuration" in r.getMessage() for r in caplog.records)
+    assert len(calls) == 3
+    space = dict(study.trials[0].distributions)
+    assert set(relative) == set(space)
+    assert relative != {k: first.params[k] for k in space}
     frozen = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))[-1]
     assert frozen.number == second.number
-    assert _pending_params(frozen, dict(study.trials[0].distributions)) is None  # withdrawn
-    mixed(second)
-    assert len(calls) == 3
-    assert second.params != first.params
+    assert _pending_params(frozen, space) == relative  # the claim is the new pick
+
+
+def test_a_search_space_with_every_configuration_taken_still_gets_a_full_suggestion(caplog) -> None:
+    # 2 × 2 configurations and more running trials than that: a repeat cannot be avoided, and
+    # the sampler says so instead of leaving the trial half sampled.
+    def tiny(trial: optuna.Trial) -> float:
+        trial.suggest_categorical("a", ["p", "q"])
+        trial.suggest_categorical("b", [0, 1])
+        return 0.0
+
+    sampler = CoCaBOSampler(seed=0, n_startup_trials=2)
+    study = optuna.create_study(sampler=sampler)
+    study.enqueue_trial({"a": "p", "b": 0})
+    study.optimize(tiny, n_trials=1)
+    running = []
+    optuna.logging.enable_propagation()
+    caplog.set_level(logging.WARNING, logger="optuna")
+    try:
+        for _ in range(4):
+            trial = study.ask()
+            tiny(trial)
+            running.append(trial)
+    finally:
+        optuna.logging.disable_propagation()
+    configs = [(t.params["a"], t.params["b"]) for t in running]
+    assert len(set(configs[:3])) == 3  # the three free configurations first
+    assert ("p", 0) not in configs[:3]
+    assert set(running[-1].relative_params) == {"a", "b"}
+    assert any("every configuration it drew is taken" in r.getMessage() for r in caplog.records)
