@@ -45,7 +45,7 @@ import numpy as np
 from optuna_plugins import compare, report
 
 DEFAULT_PROBLEMS = ("func2c", "contamination")
-DEFAULT_SAMPLERS = ("cocabo", "tpe", "random", "gp")
+DEFAULT_SAMPLERS = ("cocabo", "casmopolitan", "bofm", "tpe", "random", "gp")
 DEFAULT_SEEDS = 3
 DEFAULT_TRIALS = 40
 DEFAULT_OUT = "mixbo-results"

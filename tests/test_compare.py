@@ -398,6 +398,12 @@ def test_console_script_and_cli_errors(capsys: pytest.CaptureFixture[str]) -> No
     assert "cocabo" in compare_cli._expand_samplers(["all"])
 
 
+def test_the_default_run_compares_every_one_of_our_samplers_with_optunas() -> None:
+    defaults = compare_cli.parser().parse_args([]).samplers
+    assert set(compare_cli._expand_samplers(["ours"])) <= set(defaults)
+    assert {"tpe", "gp"} <= set(defaults)
+
+
 def test_interrupted_comparison_keeps_finished_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
