@@ -108,27 +108,35 @@ def test_four_processes_share_one_journal_file_without_duplicates(tmp_path, name
     assert not duplicates, f"duplicated configurations: {duplicates}"
 
 
-def test_a_worker_that_finds_its_configuration_taken_samples_again() -> None:
-    # Two workers sampling at the same moment do not see each other's trial as busy; the one that
-    # finds its configuration stored by another trial afterwards must pick a new one.
+def _lost_race(blind_looks: int) -> tuple[optuna.Study, optuna.trial.Trial, list[int]]:
+    """A study with one RUNNING trial, and a sampler whose model always picks that trial's
+    configuration and whose first ``blind_looks`` reads of the storage miss the trial (a worker
+    that sampled at the same moment). Returns the study, the running trial and the pending counts
+    each read saw."""
     sampler = CoCaBOSampler(seed=0, n_startup_trials=4)
     study = optuna.create_study(sampler=sampler)
     study.optimize(mixed, n_trials=6)
     first = study.ask()
     mixed(first)  # stays RUNNING with its parameters stored
     real = sampler._history_with_pending
-    calls = []
+    calls: list[int] = []
 
-    def blind_once(study, trial, search_space):
+    def looks(study, trial, search_space):
         history = real(study, trial, search_space)
         calls.append(len(history.pending))
-        if len(calls) == 1:  # the first look misses the other worker's trial
+        if len(calls) <= blind_looks:
             return type(history)(history.configs, history.values, ())
         return history
 
-    sampler._history_with_pending = blind_once
-    strategy = sampler._strategy
-    strategy.suggest = lambda space, history, n, rng: [dict(first.params)] * n  # same pick
+    sampler._history_with_pending = looks
+    sampler._strategy.suggest = lambda space, history, n, rng: [dict(first.params)] * n
+    return study, first, calls
+
+
+def test_a_worker_that_finds_its_configuration_taken_samples_again() -> None:
+    # Two workers sampling at the same moment do not see each other's trial as busy; the one that
+    # finds its configuration stored by another trial afterwards must pick a new one.
+    study, first, calls = _lost_race(blind_looks=1)
     second = study.ask()
     mixed(second)
     assert calls == [1, 1]  # sampled twice: the conflict was seen after storing
@@ -138,21 +146,7 @@ def test_a_worker_that_finds_its_configuration_taken_samples_again() -> None:
 def test_a_configuration_taken_on_every_pick_is_not_run_twice(caplog) -> None:
     # A worker out of step with the storage keeps picking a configuration another trial holds:
     # after the last pick it takes a random configuration nobody holds, and claims that one.
-    sampler = CoCaBOSampler(seed=0, n_startup_trials=4)
-    study = optuna.create_study(sampler=sampler)
-    study.optimize(mixed, n_trials=6)
-    first = study.ask()
-    mixed(first)  # stays RUNNING with its parameters stored
-    real = sampler._history_with_pending
-    calls = []
-
-    def always_blind(study, trial, search_space):
-        history = real(study, trial, search_space)
-        calls.append(len(history.pending))
-        return type(history)(history.configs, history.values, ())
-
-    sampler._history_with_pending = always_blind
-    sampler._strategy.suggest = lambda space, history, n, rng: [dict(first.params)] * n
+    study, first, calls = _lost_race(blind_looks=99)
     optuna.logging.enable_propagation()
     caplog.set_level(logging.WARNING, logger="optuna")
     try:
