@@ -24,6 +24,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from common.history import History
 from common.runtime import single_torch_thread
+from common.space import MixedSpace
 from common.strategy import propose
 from optuna_plugins._space import to_mixed_space
 
@@ -171,7 +172,10 @@ class MixedBOSampler(BaseSampler):
         return free
 
     def _random_free_params(
-        self, space, held: list[dict[str, Any]], search_space: dict[str, BaseDistribution]
+        self,
+        space: MixedSpace,
+        held: list[dict[str, Any]],
+        search_space: dict[str, BaseDistribution],
     ) -> dict[str, Any] | None:
         """A uniformly random configuration no other trial holds, if one of a few draws is free.
 

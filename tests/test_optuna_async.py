@@ -172,7 +172,8 @@ def test_a_search_space_with_every_configuration_taken_still_gets_a_full_suggest
         trial.suggest_categorical("b", [0, 1])
         return 0.0
 
-    sampler = CoCaBOSampler(seed=0, n_startup_trials=2)
+    # one start-up trial, so every later one is sampled by the model, not by RandomSampler
+    sampler = CoCaBOSampler(seed=0, n_startup_trials=1)
     study = optuna.create_study(sampler=sampler)
     study.enqueue_trial({"a": "p", "b": 0})
     study.optimize(tiny, n_trials=1)
