@@ -3,7 +3,7 @@
 Oh, Gavves, Welling. "Mixed variable Bayesian optimization with frequency modulated kernels",
 UAI 2021 (seed 004; seed 001 ch. 5 and app. C).
 
->>> strategy = BOFM()
+>>> strategy = BOFMOptions().make(BusyPolicy())
 >>> configs = strategy.suggest(space, history, 1, np.random.default_rng(0))
 """
 
@@ -11,54 +11,79 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from common.busy import BusyPolicy
 from common.history import History
 from common.space import Float, MixedSpace
-from common.strategy import Strategy, encode_pending, random_configs
+from common.strategy import MethodOptions, Strategy, check_integer, encode_pending, random_configs
 
 _logger = logging.getLogger("optuna.mixbo.bofm")
 
 DUPLICATE_TOL = 1e-4  # floats (encoded in [0, 1]) this close count as equal when checking repeats
 
 
+@dataclass(frozen=True)
+class BOFMOptions(MethodOptions):
+    """BO-FM's options.
+
+    Categoricals are complete graphs, integers with at most ``max_path_values`` values (default
+    :data:`common.fm_kernel.PATH_GRAPH_MAX_VALUES`) path graphs, larger ones continuous; ``graphs``
+    maps a discrete parameter's name to the adjacency matrix of a graph of its values (choice
+    indices for a categorical). Log-EI is maximised by alternating graph hill climbing and
+    L-BFGS-B from ``n_starts`` starts: the best of ``n_raw`` random rows and of ``n_spray``
+    perturbations of the best observed rows.
+    """
+
+    graphs: Mapping[str, Any] = field(default_factory=dict)
+    max_path_values: int | None = None
+    n_raw: int = 512
+    n_spray: int = 128
+    n_starts: int = 10
+    acq_timeout_sec: float = 5.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.graphs, Mapping):
+            raise ValueError(
+                f"graphs must map parameter names to adjacency matrices, got {self.graphs!r}."
+            )
+        object.__setattr__(self, "graphs", dict(self.graphs))
+        if self.max_path_values is not None:
+            check_integer("max_path_values", self.max_path_values, 2)
+        check_integer("n_raw", self.n_raw, 1)
+        check_integer("n_spray", self.n_spray, 0)
+        check_integer("n_starts", self.n_starts, 1)
+
+    def make(self, busy: BusyPolicy) -> BOFM:
+        return BOFM(self, busy)
+
+
 class BOFM(Strategy):
     """BO-FM with the ModLap kernel, MAP-fitted with restarts, and log-EI maximised type-wise.
 
-    Categoricals are complete graphs, integers with at most ``max_path_values`` values path
-    graphs (larger ones continuous), and ``graphs`` maps a discrete parameter's name to the
-    adjacency matrix of a graph of its values (choice indices for a categorical). Log-EI is
-    maximised by alternating graph hill climbing and L-BFGS-B from ``n_starts`` starts: the best
-    of ``n_raw`` random rows and of ``n_spray`` perturbations of the best observed rows. Busy
-    points (pending configurations and a batch's earlier picks) are handled as ``pending`` says:
+    Busy points (pending configurations and a batch's earlier picks) are handled as ``busy`` says:
     PLAyBOOK's penalisation by default (:mod:`common.penalization`), with distances in graph hops
     on the discrete columns (:func:`busy_point_geometry`).
     """
 
     def __init__(
-        self,
-        *,
-        graphs: Mapping[str, Any] | None = None,
-        max_path_values: int | None = None,
-        n_raw: int = 512,
-        n_spray: int = 128,
-        n_starts: int = 10,
-        acq_timeout_sec: float = 5.0,
-        pending: str = "playbook",
-        penalizer: str = "hlp",
-        lipschitz: str = "local",
-    ):
-        super().__init__(pending=pending, penalizer=penalizer, lipschitz=lipschitz)
+        self, options: BOFMOptions = BOFMOptions(), busy: BusyPolicy = BusyPolicy()
+    ) -> None:
+        super().__init__(busy)
         from common.fm_kernel import PATH_GRAPH_MAX_VALUES
 
-        self.graphs = dict(graphs or {})
-        self.max_path_values = PATH_GRAPH_MAX_VALUES if max_path_values is None else max_path_values
-        self.n_raw = n_raw
-        self.n_spray = n_spray
-        self.n_starts = n_starts
-        self.acq_timeout_sec = acq_timeout_sec
+        self.options = options
+        self.graphs = options.graphs
+        self.max_path_values = (
+            PATH_GRAPH_MAX_VALUES if options.max_path_values is None else options.max_path_values
+        )
+        self.n_raw = options.n_raw
+        self.n_spray = options.n_spray
+        self.n_starts = options.n_starts
+        self.acq_timeout_sec = options.acq_timeout_sec
 
     def suggest(
         self, space: MixedSpace, history: History, n: int, rng: np.random.Generator

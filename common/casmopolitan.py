@@ -10,7 +10,7 @@ TuRBO's success/failure rule; when it collapses, the next restart is centred by 
 auxiliary GP of the earlier restarts' bests. The trust-region state is replayed from the ordered
 history on every call (:func:`common.trust_region.replay`).
 
->>> strategy = Casmopolitan(n_init=10)
+>>> strategy = CasmopolitanOptions(n_init=10).make(BusyPolicy())
 >>> configs = strategy.suggest(space, history, 1, np.random.default_rng(0))
 """
 
@@ -18,21 +18,33 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from common.busy import BusyPolicy
 from common.history import History
 from common.space import MixedSpace
-from common.strategy import Strategy, encode_pending, fit_cached, random_configs
+from common.strategy import (
+    MethodOptions,
+    Strategy,
+    check_choice,
+    check_integer,
+    check_number,
+    encode_pending,
+    fit_cached,
+    random_configs,
+)
 
 _logger = logging.getLogger("optuna.mixbo.casmopolitan")
 
 ACQUISITIONS = ("ei", "ucb")
 
 
-class Casmopolitan(Strategy):
-    """CASMOPOLITAN with trust regions replayed from the history.
+@dataclass(frozen=True)
+class CasmopolitanOptions(MethodOptions):
+    """CASMOPOLITAN's options.
 
     ``n_init`` observations form the initial design (they set the first centre but do not count as
     successes or failures); ``acquisition`` is ``"ei"`` (log expected improvement over the GP mean
@@ -40,42 +52,46 @@ class Casmopolitan(Strategy):
     restart UCB. ``failure_tolerance`` ``None`` means
     :func:`common.trust_region.default_failure_tolerance` of the box's dimension for the box and
     :func:`common.trust_region.default_hamming_failure_tolerance` for the Hamming ball; a number
-    applies to both. GP hyper-parameters
-    are refitted every ``refit_every`` observations (1: every call; the fit dominates the cost of
-    a suggestion with many ARD weights) and reused, conditioned on all data, in between.
-    Busy points (pending configurations and a batch's earlier picks) are handled as ``pending``
+    applies to both. ``n_starts`` local searches run per suggestion. GP hyper-parameters are
+    refitted every ``refit_every`` observations (1: every call; the fit dominates the cost of a
+    suggestion with many ARD weights) and reused, conditioned on all data, in between.
+    """
+
+    n_init: int = 10
+    acquisition: str = "ei"
+    kappa: float = 2.0
+    failure_tolerance: int | None = None
+    success_tolerance: int = 3
+    n_starts: int = 3
+    refit_every: int = 2
+
+    def __post_init__(self) -> None:
+        check_integer("n_init", self.n_init, 0)
+        check_choice("acquisition", self.acquisition, ACQUISITIONS)
+        check_number("kappa", self.kappa, 0.0)
+        if self.failure_tolerance is not None:
+            check_integer("failure_tolerance", self.failure_tolerance, 1)
+        check_integer("success_tolerance", self.success_tolerance, 1)
+        check_integer("n_starts", self.n_starts, 1)
+        check_integer("refit_every", self.refit_every, 1)
+
+    def make(self, busy: BusyPolicy) -> Casmopolitan:
+        return Casmopolitan(self, busy)
+
+
+class Casmopolitan(Strategy):
+    """CASMOPOLITAN with trust regions replayed from the history.
+
+    Busy points (pending configurations and a batch's earlier picks) are handled as ``busy``
     says: PLAyBOOK's penalisation of the local acquisition by default
     (:mod:`common.penalization`); restart centres are only kept apart from them.
     """
 
     def __init__(
-        self,
-        *,
-        n_init: int = 10,
-        acquisition: str = "ei",
-        kappa: float = 2.0,
-        failure_tolerance: int | None = None,
-        success_tolerance: int = 3,
-        n_starts: int = 3,
-        refit_every: int = 2,
-        pending: str = "playbook",
-        penalizer: str = "hlp",
-        lipschitz: str = "local",
-    ):
-        super().__init__(pending=pending, penalizer=penalizer, lipschitz=lipschitz)
-        if acquisition not in ACQUISITIONS:
-            raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r}.")
-        if failure_tolerance is not None and failure_tolerance < 1:
-            raise ValueError(f"failure_tolerance must be >= 1, got {failure_tolerance}.")
-        if success_tolerance < 1:
-            raise ValueError(f"success_tolerance must be >= 1, got {success_tolerance}.")
-        self.n_init = n_init
-        self.acquisition = acquisition
-        self.kappa = kappa
-        self.failure_tolerance = failure_tolerance
-        self.success_tolerance = success_tolerance
-        self.n_starts = n_starts
-        self.refit_every = max(1, int(refit_every))
+        self, options: CasmopolitanOptions = CasmopolitanOptions(), busy: BusyPolicy = BusyPolicy()
+    ) -> None:
+        super().__init__(busy)
+        self.options = options
 
     def trust_region_state(self, space: MixedSpace, history: History):
         """The trust-region state after ``history`` (a pure function of its ordered values)."""
@@ -84,9 +100,9 @@ class Casmopolitan(Strategy):
         config = TrustRegionConfig.for_dims(
             len(space.cat_dims),
             len(space.cont_dims),
-            self.n_init,
-            failure_tolerance=self.failure_tolerance,
-            success_tolerance=self.success_tolerance,
+            self.options.n_init,
+            failure_tolerance=self.options.failure_tolerance,
+            success_tolerance=self.options.success_tolerance,
         )
         return replay(history.values, config)
 
@@ -117,7 +133,11 @@ class Casmopolitan(Strategy):
         length, otherwise the previous fit's hyper-parameters conditioned on all the data."""
         key = ("casmopolitan", space)
         params = self.warm_start(key)
-        if params is not None and self.refit_every > 1 and len(y) % self.refit_every:
+        if (
+            params is not None
+            and self.options.refit_every > 1
+            and len(y) % self.options.refit_every
+        ):
             model = _conditioned_gp(X, y, make_kernel, params)
             if model is not None:
                 return model
@@ -128,7 +148,9 @@ class Casmopolitan(Strategy):
         from common.trust_region import choose_restart_centre
 
         def pick(seen, busy, rng):
-            return choose_restart_centre(space, X, y, state, rng, kappa=self.kappa, exclude=seen)
+            return choose_restart_centre(
+                space, X, y, state, rng, kappa=self.options.kappa, exclude=seen
+            )
 
         return pick
 
@@ -149,9 +171,11 @@ class Casmopolitan(Strategy):
                     list(space.cat_dims),
                     space.n_choices,
                     rng,
-                    log_base=self.acquisition == "ei",
+                    log_base=self.options.acquisition == "ei",
                 )
-                found = maximize_in_region(acqf, space, region, seen, rng, n_starts=self.n_starts)
+                found = maximize_in_region(
+                    acqf, space, region, seen, rng, n_starts=self.options.n_starts
+                )
             except Exception as err:  # numerical trouble: a random point of the region
                 _logger.warning("Local search failed (%s); sampling the trust region.", err)
                 found = None
@@ -170,8 +194,8 @@ class Casmopolitan(Strategy):
         from common.acquisition import upper_confidence_bound
         from common.gp import DTYPE
 
-        if self.acquisition == "ucb":
-            return upper_confidence_bound(model, self.kappa)
+        if self.options.acquisition == "ucb":
+            return upper_confidence_bound(model, self.options.kappa)
         with torch.no_grad():
             mean = model.posterior(torch.as_tensor(centre, dtype=DTYPE)[None]).mean
         return LogExpectedImprovement(model, best_f=float(mean.reshape(-1)[0]))

@@ -3,45 +3,63 @@
 Ru, Alvi, Nguyen, Osborne, Roberts. "Bayesian optimisation over multiple continuous and categorical
 inputs", ICML 2020 (seed 000 ch. 5, seed 002 ch. 5).
 
->>> strategy = CoCaBO(n_init=10)
+>>> strategy = CoCaBOOptions(n_init=10).make(BusyPolicy())
 >>> configs = strategy.suggest(space, history, 1, np.random.default_rng(0))
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from common.busy import BusyPolicy
 from common.history import History
 from common.space import MixedSpace
-from common.strategy import Strategy, encode_pending, fit_cached, random_configs
+from common.strategy import (
+    MethodOptions,
+    Strategy,
+    check_integer,
+    check_number,
+    encode_pending,
+    fit_cached,
+    random_configs,
+)
+
+
+@dataclass(frozen=True)
+class CoCaBOOptions(MethodOptions):
+    """CoCaBO's options. ``n_init`` observations form the initial design and do not update the
+    bandits; ``horizon`` is the budget that sets EXP3's exploration rate (Auer's schedule, the
+    paper's 200); ``kappa`` is UCB's exploration weight (the paper's 2)."""
+
+    n_init: int = 10
+    kappa: float = 2.0
+    horizon: int = 200
+
+    def __post_init__(self) -> None:
+        check_integer("n_init", self.n_init, 0)
+        check_number("kappa", self.kappa, 0.0)
+        check_integer("horizon", self.horizon, 1)
+
+    def make(self, busy: BusyPolicy) -> CoCaBO:
+        return CoCaBO(self, busy)
 
 
 class CoCaBO(Strategy):
     """CoCaBO: one EXP3 bandit per categorical, GP-UCB over the continuous (and integer) dims.
 
-    ``n_init`` observations form the initial design and do not update the bandits; ``horizon`` is
-    the budget that sets EXP3's exploration rate (Auer's schedule); ``kappa`` is UCB's exploration
-    weight. A batch (``n > 1``) takes its categories from EXP3.M; busy points (pending
-    configurations and the batch's earlier picks) are handled as ``pending`` says (PLAyBOOK's hard
-    local penalisation by default, see :mod:`common.penalization`).
+    A batch (``n > 1``) takes its categories from EXP3.M; busy points (pending configurations and
+    the batch's earlier picks) are handled as ``busy`` says (PLAyBOOK's hard local penalisation by
+    default, see :mod:`common.penalization`).
     """
 
     def __init__(
-        self,
-        *,
-        n_init: int = 10,
-        kappa: float = 2.0,
-        horizon: int = 200,
-        pending: str = "playbook",
-        penalizer: str = "hlp",
-        lipschitz: str = "local",
-    ):
-        super().__init__(pending=pending, penalizer=penalizer, lipschitz=lipschitz)
-        self.n_init = n_init
-        self.kappa = kappa
-        self.horizon = horizon
+        self, options: CoCaBOOptions = CoCaBOOptions(), busy: BusyPolicy = BusyPolicy()
+    ) -> None:
+        super().__init__(busy)
+        self.options = options
 
     def suggest(
         self, space: MixedSpace, history: History, n: int, rng: np.random.Generator
@@ -55,18 +73,19 @@ class CoCaBO(Strategy):
         X = space.encode(history.configs)
         y = history.values
         cat, cont = list(space.cat_dims), list(space.cont_dims)
-        log_w = replay_exp3(X[:, cat].astype(int), y, space.n_choices, self.n_init, self.horizon)
+        opts = self.options
+        log_w = replay_exp3(X[:, cat].astype(int), y, space.n_choices, opts.n_init, opts.horizon)
         if n == 1:
-            categories = draw_categories(log_w, self.horizon, rng)[None]
+            categories = draw_categories(log_w, opts.horizon, rng)[None]
         else:
-            categories = draw_category_batch(log_w, self.horizon, n, rng)
+            categories = draw_category_batch(log_w, opts.horizon, n, rng)
         model = fit_cached(self, ("cocabo", space), X, y, lambda: cocabo_kernel(cont, cat))
         busy = encode_pending(space, history)
         best = X[np.argsort(y)[:3]]
         rows: list[np.ndarray] = []
         for h in categories:
             acqf = self.busy_acquisition(
-                lambda m: upper_confidence_bound(m, self.kappa),
+                lambda m: upper_confidence_bound(m, opts.kappa),
                 model,
                 np.vstack([busy, *rows]) if rows else busy,
                 cont,

@@ -46,8 +46,8 @@ import torch
 from botorch.acquisition import AcquisitionFunction
 from botorch.models.model import Model
 
+from common.busy import BusyPolicy
 from common.gp import DTYPE
-from common.strategy import PENDING_METHODS, check_pending_options  # noqa: F401
 
 HLP_POWER = -5.0
 HLP_GAMMA = 1.0
@@ -298,25 +298,23 @@ def acquisition_with_busy_points(
     n_choices: Sequence[int],
     rng: np.random.Generator,
     *,
-    pending: str = "playbook",
-    penalizer: str = "hlp",
-    lipschitz: str = "local",
+    policy: BusyPolicy = BusyPolicy(),
     log_base: bool = False,
     lengthscales: torch.Tensor | None = None,
     hops: Sequence[np.ndarray | None] | None = None,
 ) -> AcquisitionFunction:
     """The acquisition to maximise while ``busy_rows`` are being evaluated.
 
-    ``make_base(model)`` builds the method's acquisition. ``pending`` chooses how busy points count:
-    ``"playbook"`` penalises around them (this module), ``"kriging_believer"`` conditions the GP on
-    its own mean at them (the comparison baseline), ``"ignore"`` does neither. ``log_base`` says
-    ``make_base`` returns a log-acquisition (LogEI); ``lengthscales`` and ``hops`` define the
-    distance (:func:`penalize`).
+    ``make_base(model)`` builds the method's acquisition. ``policy.pending`` chooses how busy
+    points count: ``"playbook"`` penalises around them (this module), ``"kriging_believer"``
+    conditions the GP on its own mean at them (the comparison baseline), ``"ignore"`` does
+    neither. ``log_base`` says ``make_base`` returns a log-acquisition (LogEI); ``lengthscales``
+    and ``hops`` define the distance (:func:`penalize`).
     """
     busy_rows = np.asarray(busy_rows, dtype=float).reshape(-1, len(cont_dims) + len(cat_dims))
-    if len(busy_rows) == 0 or pending == "ignore":
+    if len(busy_rows) == 0 or policy.pending == "ignore":
         return make_base(model)
-    if pending == "kriging_believer":
+    if policy.pending == "kriging_believer":
         X = torch.as_tensor(busy_rows, dtype=DTYPE)
         with torch.no_grad():
             mean = model.posterior(X).mean
@@ -331,8 +329,8 @@ def acquisition_with_busy_points(
         n_choices,
         rng,
         best=best,
-        penalizer=penalizer,
-        lipschitz=lipschitz,
+        penalizer=policy.penalizer,
+        lipschitz=policy.lipschitz,
         log_base=log_base,
         lengthscales=lengthscales,
         hops=hops,

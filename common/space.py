@@ -259,6 +259,24 @@ class MixedSpace:
             X[:, j] = rng.integers(0, k, size=n)
         return self.round(X)
 
+    def all_rows(self, limit: int) -> np.ndarray | None:
+        """Every encoded row of a discrete space (categories, integers, stepped floats), or
+        ``None`` if a float is free or there are more than ``limit`` rows."""
+        columns = []
+        for j, p in enumerate(self.modelled):
+            if isinstance(p, Categorical):
+                columns.append(np.arange(len(p.choices), dtype=float))
+            elif self._step[j] > 0:
+                n = int(round((self._high[j] - self._low[j]) / self._step[j])) + 1
+                values = self._low[j] + self._step[j] * np.arange(n)
+                columns.append(self._from_values(values[:, None], np.array([j]))[:, 0])
+            else:
+                return None
+        if math.prod(len(c) for c in columns) > limit:
+            return None
+        grids = np.meshgrid(*columns, indexing="ij") if columns else []
+        return np.stack([g.reshape(-1) for g in grids], axis=-1).reshape(-1, self.dim)
+
 
 def _single_value(p: Parameter) -> Any:
     if isinstance(p, Categorical):

@@ -1,7 +1,9 @@
-"""The interface every method implements, and what they share: encoding the history, warm starts."""
+"""The interface every method implements, its options, and what the methods share: encoding the
+history's pending points, warm-started GP fits."""
 
 from __future__ import annotations
 
+import numbers
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -9,14 +11,28 @@ from typing import Any
 
 import numpy as np
 
+from common.busy import BusyPolicy
 from common.history import History
 from common.space import MixedSpace
+
+
+class MethodOptions(ABC):
+    """A method's options: a frozen dataclass, validated when built, that makes the strategy.
+
+    Subclasses (``CoCaBOOptions``, ``CasmopolitanOptions``, ``BOFMOptions``) live beside their
+    method and import nothing heavy, so an adapter checks the user's options at construction
+    while torch loads only with the first suggestion.
+    """
+
+    @abstractmethod
+    def make(self, busy: BusyPolicy) -> Strategy:
+        """The method's strategy with these options and busy-point policy."""
 
 
 class Strategy(ABC):
     """A BO method: ``suggest(space, history, n, rng)`` returns ``n`` configurations to try next.
 
-    ``pending``, ``penalizer`` and ``lipschitz`` say how busy points (pending configurations and a
+    ``busy`` (a :class:`common.busy.BusyPolicy`) says how busy points (pending configurations and a
     batch's earlier picks) count; see :func:`common.penalization.acquisition_with_busy_points`.
 
     Any state a method needs (bandit weights, trust regions) is recomputed from the ordered
@@ -24,11 +40,8 @@ class Strategy(ABC):
     warm-starts the next fit (it is pickled with the strategy, so a copy continues identically).
     """
 
-    def __init__(
-        self, *, pending: str = "playbook", penalizer: str = "hlp", lipschitz: str = "local"
-    ) -> None:
-        check_pending_options(pending, penalizer, lipschitz)
-        self.pending, self.penalizer, self.lipschitz = pending, penalizer, lipschitz
+    def __init__(self, busy: BusyPolicy = BusyPolicy()) -> None:
+        self.busy = busy
         self._warm: dict[Any, Any] = {}
         self._warm_lock = threading.Lock()
 
@@ -39,19 +52,12 @@ class Strategy(ABC):
         """``n`` new configurations of ``space`` given ``history`` (values to minimise)."""
 
     def busy_acquisition(self, make_base: Callable, model, busy_rows: np.ndarray, *args, **kwargs):
-        """The acquisition to maximise while ``busy_rows`` run, handled as ``pending`` says
+        """The acquisition to maximise while ``busy_rows`` run, handled as ``self.busy`` says
         (PLAyBOOK by default): :func:`common.penalization.acquisition_with_busy_points`."""
         from common.penalization import acquisition_with_busy_points
 
         return acquisition_with_busy_points(
-            make_base,
-            model,
-            busy_rows,
-            *args,
-            pending=self.pending,
-            penalizer=self.penalizer,
-            lipschitz=self.lipschitz,
-            **kwargs,
+            make_base, model, busy_rows, *args, policy=self.busy, **kwargs
         )
 
     def warm_start(self, key: Any) -> Any:
@@ -101,37 +107,24 @@ def fit_cached(
     return model
 
 
-def _key(space: MixedSpace, config: Any) -> bytes:
-    return space.round(space.encode([config])).tobytes()
+# ---------------------------------------------------------------------- option checks
+def check_integer(name: str, value: Any, minimum: int) -> None:
+    """Raise a ``ValueError`` naming the option unless ``value`` is an integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
 
 
-def propose(
-    strategy: Strategy, space: MixedSpace, history: History, n: int, rng: np.random.Generator
-) -> list[dict[str, Any]]:
-    """``strategy.suggest`` without repeats: a suggestion equal to an evaluated, pending or
-    already-proposed configuration is replaced by a random one (re-evaluating a point wastes a
-    trial, and a repeat of a busy point duplicates a worker's job)."""
-    configs = strategy.suggest(space, history, n, rng)
-    seen = {_key(space, c) for c in (*history.configs, *history.pending)}
-    out = []
-    for config in configs:
-        for _ in range(20):
-            if _key(space, config) not in seen:
-                break
-            config = random_configs(space, 1, rng)[0]
-        seen.add(_key(space, config))
-        out.append(config)
-    return out
+def check_number(name: str, value: Any, minimum: float) -> None:
+    """Raise a ``ValueError`` naming the option unless ``value`` is a finite number >= minimum."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not np.isfinite(float(value))
+        or value < minimum
+    ):
+        raise ValueError(f"{name} must be a finite number >= {minimum}, got {value!r}.")
 
 
-PENDING_METHODS = ("playbook", "kriging_believer", "ignore")
-
-
-def check_pending_options(pending: str, penalizer: str, lipschitz: str) -> None:
-    """Validate the user's choice of batch handling early, with a message that lists the options."""
-    if pending not in PENDING_METHODS:
-        raise ValueError(f"pending must be one of {PENDING_METHODS}, got {pending!r}.")
-    if penalizer not in ("hlp", "lp"):
-        raise ValueError(f"penalizer must be 'hlp' (hard local) or 'lp', got {penalizer!r}.")
-    if lipschitz not in ("local", "global"):
-        raise ValueError(f"lipschitz must be 'local' or 'global', got {lipschitz!r}.")
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}.")

@@ -1,20 +1,19 @@
-"""What every mixbo Optuna sampler shares: Optuna's conventions around a :class:`common.Strategy`.
+"""What every mixbo Optuna sampler shares: Optuna's side of :class:`common.engine.SuggestionEngine`.
 
-The sampler only translates. Completed trials become a :class:`common.History` (values flipped for
-maximisation, failed trials dropped, ±inf clipped), running trials its pending configurations, the
-strategy suggests, and the result is returned as plain Python values. Parameters outside the
-intersection search space go to the independent sampler.
+The sampler only translates. Its own jobs are Optuna's: the intersection search space, reading
+the study's trials (running trials' parameters from their system attributes, so a trial sampled
+by another thread or process but not yet reported is a busy point), and claiming each suggestion
+in the storage so that two workers sampling at the same moment do not run one configuration
+twice. Everything else (the history, the start-up rule, seeds, repeats, fallbacks, warnings) is the
+engine's.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-from abc import abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
 import optuna
 from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler, RandomSampler
@@ -22,14 +21,12 @@ from optuna.search_space import IntersectionSearchSpace
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
+from common.busy import BusyPolicy
+from common.configset import ConfigSet
+from common.engine import SuggestionEngine, check_seed
 from common.history import History
-from common.runtime import single_torch_thread
-from common.space import MixedSpace
-from common.strategy import propose
+from common.strategy import MethodOptions
 from optuna_plugins._space import to_mixed_space
-
-if TYPE_CHECKING:
-    from common.strategy import Strategy
 
 _logger = optuna.logging.get_logger("optuna.mixbo")
 
@@ -39,8 +36,8 @@ _logger = optuna.logging.get_logger("optuna.mixbo")
 # chunked to the RDB storage's column limit.
 _RELATIVE_PARAMS_KEY = "mixbo:relative_params"
 _SYSTEM_ATTR_MAX_LENGTH = 2045
-_MAX_CLAIMS = 3  # picks per trial before a configuration taken each time sends it to random
-_RANDOM_DRAWS = 256  # random configurations tried for a free one after that
+_MAX_CLAIMS = 3  # picks per trial while other workers keep taking them
+_STATES = (TrialState.COMPLETE, TrialState.RUNNING)
 
 
 def _store_relative_params(
@@ -80,19 +77,35 @@ def _pending_params(
     return params if all(name in params for name in space) else None
 
 
-class MixedBOSampler(BaseSampler):
-    """Base of mixbo's samplers; subclasses say which :class:`common.Strategy` to run.
+def _modelled(trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> bool:
+    """Whether a completed trial is an observation over ``search_space``."""
+    return all(name in trial.params for name in search_space)
 
-    ``pending``, ``penalizer`` and ``lipschitz`` (every sampler's arguments) say how running
-    trials count, other threads' and processes' included: ``pending="playbook"`` penalises the
-    acquisition around them (PLAyBOOK, the default), ``"kriging_believer"`` conditions the GP on its
-    mean there, ``"ignore"`` neither; ``penalizer`` is PLAyBOOK's ``"hlp"`` (hard local, default) or
-    ``"lp"``, ``lipschitz`` its ``"local"`` (per busy point, default) or ``"global"`` estimate.
-    Subclasses pass ``self._pending`` to their strategy.
+
+class MixedBOSampler(BaseSampler):
+    """Base of mixbo's samplers: a method's validated options run by the shared engine.
+
+    Args (every sampler's):
+        seed: Seed of the sampler's own random generator (global RNGs are never touched).
+        n_startup_trials: Trials sampled at random before BO starts (running trials count
+            towards them; BO also waits for a first completed trial). Without an
+            ``independent_sampler`` the design is uniformly random over the search space and
+            never repeats a configuration.
+        independent_sampler: Sampler for parameters outside the relative search space and, if
+            given, for the start-up trials; ``RandomSampler(seed=seed)`` by default.
+        warn_independent_sampling: Log a warning (once per parameter) when a parameter is
+            sampled independently after the start-up trials.
+        pending, penalizer, lipschitz: How running trials count, other threads' and processes'
+            included (:class:`common.busy.BusyPolicy`): ``pending="playbook"`` penalises the
+            acquisition around them (PLAyBOOK, the default), ``"kriging_believer"`` conditions
+            the GP on its mean there, ``"ignore"`` neither; ``penalizer`` is PLAyBOOK's ``"hlp"``
+            (hard local, default) or ``"lp"``, ``lipschitz`` its ``"local"`` (per busy point,
+            default) or ``"global"`` estimate.
     """
 
     def __init__(
         self,
+        method: MethodOptions,
         *,
         seed: int | None = None,
         n_startup_trials: int = 10,
@@ -102,30 +115,32 @@ class MixedBOSampler(BaseSampler):
         penalizer: str = "hlp",
         lipschitz: str = "local",
     ) -> None:
-        from common.strategy import check_pending_options
-
-        check_pending_options(pending, penalizer, lipschitz)
-        self._pending = dict(pending=pending, penalizer=penalizer, lipschitz=lipschitz)
-        if n_startup_trials < 0:
-            raise ValueError(f"n_startup_trials must be >= 0, got {n_startup_trials}.")
-        self._seed = seed
-        self._rng = np.random.RandomState(seed)
-        self._n_startup_trials = n_startup_trials
+        if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
+            raise ValueError(
+                "independent_sampler must be an optuna sampler (an optuna.samplers.BaseSampler), "
+                f"got {independent_sampler!r}."
+            )
+        self._engine = SuggestionEngine(
+            method,
+            name=type(self).__name__,
+            logger=_logger,
+            seed=check_seed(seed),
+            n_startup_trials=n_startup_trials,
+            busy=BusyPolicy(pending, penalizer, lipschitz),
+        )
+        self._design_by_engine = independent_sampler is None
         self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
-        self._warn_independent_sampling = warn_independent_sampling
+        self._warn_independent_sampling = bool(warn_independent_sampling)
         self._search_space = IntersectionSearchSpace()
-        self._strategy: Strategy | None = None
-        self._lock = threading.Lock()
 
-    # ------------------------------------------------------------------ for subclasses
-    @abstractmethod
-    def _make_strategy(self) -> Strategy:
-        """The method's strategy (called once, lazily, so importing the sampler stays cheap)."""
+    @property
+    def _strategy(self):
+        """The method's strategy (built on first use)."""
+        return self._engine.strategy
 
     # ------------------------------------------------------------------ Optuna API
     def reseed_rng(self) -> None:
-        with self._lock:
-            self._rng = np.random.RandomState()
+        self._engine.reseed()
         self._independent_sampler.reseed_rng()
 
     def infer_relative_search_space(
@@ -144,91 +159,62 @@ class MixedBOSampler(BaseSampler):
         if not search_space:
             return {}
         space = to_mixed_space(search_space)
-        for _ in range(_MAX_CLAIMS):
-            history = self._history_with_pending(study, trial, search_space)
-            if not self._design_done(history):
-                return {}
-            config = self._propose(space, history, trial)
-            if config is None:
-                return {}
-            params = {name: config[name] for name in search_space}
-            _store_relative_params(study, trial, params, search_space)
-            held = self._held_elsewhere(study, trial, search_space)
-            if params not in held:
-                return params
-        free = self._random_free_params(space, held, search_space)
-        _logger.warning(
-            f"{type(self).__name__}: trial {trial.number}'s configuration was taken by another "
-            f"trial {_MAX_CLAIMS} times in a row; "
-            + (
-                "it takes a random free configuration rather than run one twice."
-                if free is not None
-                else "every configuration it drew is taken, so it runs one twice."
+        trials = study.get_trials(deepcopy=False, states=_STATES)
+        history, n_issued = self._observations(study, trial, trials, search_space)
+        if not self._design_by_engine and not self._engine.design_done(len(history), n_issued):
+            return {}  # the user's independent sampler makes the start-up design
+        known = ConfigSet(space)
+        known.add_configs((*history.configs, *history.pending))
+        claimed: list[dict[str, Any]] = []  # configurations other workers took meanwhile
+        for attempt in range(_MAX_CLAIMS):
+            suggestion = self._engine.suggest(
+                space,
+                History(history.configs, history.values, (*history.pending, *claimed)),
+                trial_index=trial.number,
+                n_issued=n_issued,
+                attempt=attempt,
             )
-        )
-        if free is None:
-            return params
-        _store_relative_params(study, trial, free, search_space)
-        return free
-
-    def _random_free_params(
-        self,
-        space: MixedSpace,
-        held: list[dict[str, Any]],
-        search_space: dict[str, BaseDistribution],
-    ) -> dict[str, Any] | None:
-        """A uniformly random configuration no other trial holds, if one of a few draws is free.
-
-        Only a search space with fewer configurations than trials (say 3 × 3 categories) runs out.
-        """
-        with self._lock:
-            rng = np.random.default_rng(int(self._rng.randint(2**31 - 1)))
-        for config in space.decode(space.sample(_RANDOM_DRAWS, rng)):
-            params = {name: config[name] for name in search_space}
-            if params not in held:
+            params = {name: suggestion.config[name] for name in search_space}
+            _store_relative_params(study, trial, params, search_space)
+            news = [p for p in self._held_elsewhere(study, trial, search_space) if p not in known]
+            if params not in ConfigSet(space, space.encode(news) if news else None):
                 return params
-        return None
+            claimed.extend(news)
+            known.add_configs(news)
+        self._engine.reporter.warn(
+            f"{type(self).__name__}: trial {trial.number}'s configuration was taken by another "
+            f"trial each of {_MAX_CLAIMS} times it sampled; it runs the last one anyway.",
+            cause="claims lost",
+        )
+        return params
 
-    def _design_done(self, history: History) -> bool:
-        """Whether the random initial design is complete and there is data to fit.
-
-        Running trials count towards ``n_startup_trials`` (as in TPE with ``constant_liar`` and in
-        our Ray searchers): with k workers, waiting for that many *completed* trials would hand out
-        k − 1 more random configurations, a third of a 50-trial budget at k = 8.
-        """
-        issued = len(history) + len(history.pending)
-        return len(history) > 0 and issued >= self._n_startup_trials
-
-    def _history_with_pending(
-        self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
-    ) -> History:
-        """Completed trials as the history, other running trials' parameters as pending."""
-        trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
-        completed = [t for t in trials if t.state == TrialState.COMPLETE]
-        history = self._history(study, completed, search_space)
+    def _observations(
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        trials: Sequence[FrozenTrial],
+        search_space: dict[str, BaseDistribution],
+    ) -> tuple[History, int]:
+        """The history over ``search_space`` (other running trials' parameters as pending) and
+        the number of trials the start-up rule counts: every other completed or running one."""
+        others = [t for t in trials if t.number != trial.number]
+        completed = sorted(
+            (t for t in others if t.state == TrialState.COMPLETE and _modelled(t, search_space)),
+            key=lambda t: t.number,
+        )
         pending = [
             p
-            for t in trials
-            if t.state == TrialState.RUNNING and t.number != trial.number
+            for t in others
+            if t.state == TrialState.RUNNING
             if (p := _pending_params(t, search_space)) is not None
         ]
-        return History(history.configs, history.values, tuple(pending))
-
-    def _propose(self, space, history: History, trial: FrozenTrial) -> dict[str, Any] | None:
-        with self._lock:
-            seed = int(self._rng.randint(2**31 - 1))
-            strategy = self._strategy = self._strategy or self._make_strategy()
-            try:
-                with single_torch_thread():
-                    config = propose(strategy, space, history, 1, np.random.default_rng(seed))[0]
-            except Exception as err:  # never crash the user's study
-                _logger.warning(
-                    f"{type(self).__name__} failed to suggest ({type(err).__name__}: {err}); "
-                    f"trial {trial.number} falls back to "
-                    f"{type(self._independent_sampler).__name__}."
-                )
-                return None
-        return config
+        history = self._engine.history(
+            [{name: t.params[name] for name in search_space} for t in completed],
+            [t.value for t in completed],
+            pending,
+            maximize=study.direction == StudyDirection.MAXIMIZE,
+        )
+        return history, len(others)
 
     @staticmethod
     def _held_elsewhere(
@@ -238,22 +224,21 @@ class MixedBOSampler(BaseSampler):
 
         Two workers that sample at the same moment do not see each other's trial as busy (and the
         model, fitted to the same data, can put both at the same bound). Each re-reads the storage
-        after storing its own parameters; a worker that finds its configuration taken samples again
-        (both may, in which case both do). Whichever of two workers stored last sees the other's
-        claim, so a check that passes is never followed by a conflicting one that also passes; a
-        worker whose picks are taken ``_MAX_CLAIMS`` times in a row takes a random free
-        configuration instead (``sample_relative``).
+        after storing its own parameters; a worker that finds its configuration newly taken
+        samples again, avoiding it (both may, in which case both do). Whichever of two workers
+        stored last sees the other's claim, so a check that passes is never followed by a
+        conflicting one that also passes.
         """
-        others = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
         held = []
-        for t in others:
+        for t in study.get_trials(deepcopy=False, states=_STATES):
             if t.number == trial.number:
                 continue
-            params = (
-                {k: t.params.get(k) for k in search_space}
-                if t.state == TrialState.COMPLETE
-                else _pending_params(t, search_space)
-            )
+            if t.state == TrialState.COMPLETE:
+                params = (
+                    {k: t.params[k] for k in search_space} if _modelled(t, search_space) else None
+                )
+            else:
+                params = _pending_params(t, search_space)
             if params is not None:
                 held.append(params)
         return held
@@ -266,15 +251,31 @@ class MixedBOSampler(BaseSampler):
         param_distribution: BaseDistribution,
     ) -> Any:
         self._check_single_objective(study)
-        if self._warn_independent_sampling:  # once past the design, counted as _design_done does
-            issued = study.get_trials(
-                deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)
+        if self._warn_independent_sampling and self._past_design(study, trial):
+            name = type(self).__name__
+            self._engine.reporter.warn(
+                f"The parameter `{param_name}` in trial#{trial.number} is sampled independently "
+                f"by using `{type(self._independent_sampler).__name__}` instead of `{name}` "
+                "(optimization performance may be degraded). Dynamic or conditional search "
+                f"spaces are not supported by `{name}`. You can suppress this warning by setting "
+                f"`warn_independent_sampling` to `False` in the constructor of `{name}`, if this "
+                "independent sampling is intended behavior.",
+                cause=f"independent sampling of {param_name}",
             )
-            if sum(t.number != trial.number for t in issued) >= self._n_startup_trials:
-                self._log_independent_sampling(trial, param_name)
         return self._independent_sampler.sample_independent(
             study, trial, param_name, param_distribution
         )
+
+    def _past_design(self, study: Study, trial: FrozenTrial) -> bool:
+        """The start-up rule as :meth:`sample_relative` applies it, with the same counts."""
+        search_space = self.infer_relative_search_space(study, trial)
+        trials = study.get_trials(deepcopy=False, states=_STATES)
+        others = [t for t in trials if t.number != trial.number]
+        n_observed = sum(
+            t.state == TrialState.COMPLETE and _modelled(t, search_space) and _has_value(t)
+            for t in others
+        )
+        return self._engine.design_done(n_observed, len(others))
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         self._independent_sampler.before_trial(study, trial)
@@ -296,53 +297,6 @@ class MixedBOSampler(BaseSampler):
                 "multi-objective study use optuna.samplers.TPESampler, GPSampler or NSGAIISampler."
             )
 
-    def _history(
-        self, study: Study, trials: Sequence[FrozenTrial], search_space: dict[str, BaseDistribution]
-    ) -> History:
-        usable = [
-            t
-            for t in sorted(trials, key=lambda t: t.number)
-            if t.value is not None
-            and not np.isnan(t.value)
-            and all(name in t.params for name in search_space)
-        ]
-        values = np.asarray([t.value for t in usable], dtype=float)
-        if study.direction == StudyDirection.MAXIMIZE:
-            values = -values
-        values = self._clip_infinite(values)
-        configs = [{name: t.params[name] for name in search_space} for t in usable]
-        return History(tuple(configs), values)
 
-    def _clip_infinite(self, values: np.ndarray) -> np.ndarray:
-        finite = np.isfinite(values)
-        if finite.all():
-            return values
-        _logger.warning(
-            f"{type(self).__name__}: {int((~finite).sum())} objective value(s) are infinite; they "
-            "are clipped to the range of the finite values for the GP."
-        )
-        if not finite.any():
-            return np.zeros_like(values)
-        lo, hi = values[finite].min(), values[finite].max()
-        return np.clip(values, lo, hi)
-
-    def _log_independent_sampling(self, trial: FrozenTrial, param_name: str) -> None:
-        name = type(self).__name__
-        _logger.warning(
-            f"The parameter `{param_name}` in trial#{trial.number} is sampled independently by "
-            f"using `{type(self._independent_sampler).__name__}` instead of `{name}` "
-            "(optimization performance may be degraded). Dynamic or conditional search spaces "
-            f"are not supported by `{name}`. You can suppress this warning by setting "
-            f"`warn_independent_sampling` to `False` in the constructor of `{name}`, if this "
-            "independent sampling is intended behavior."
-        )
-
-    # ------------------------------------------------------------------ pickling / copying
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        del state["_lock"]
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+def _has_value(trial: FrozenTrial) -> bool:
+    return trial.value is not None and trial.value == trial.value  # NaN is no value

@@ -7,6 +7,7 @@ from typing import Any
 
 from optuna.samplers import BaseSampler
 
+from common.bofm import BOFMOptions
 from optuna_plugins._base import MixedBOSampler
 
 
@@ -25,11 +26,8 @@ class BOFMSampler(MixedBOSampler):
 
     Args:
         seed: Seed of the sampler's own random generator (global RNGs are never touched).
-        n_startup_trials: Trials sampled by ``independent_sampler`` before BO starts (running
-            trials count towards them; BO also waits for a first completed trial).
-        independent_sampler: Sampler for the start-up trials and for parameters outside the
-            relative search space; ``RandomSampler(seed=seed)`` by default.
-        warn_independent_sampling: Log a warning when a parameter is sampled independently.
+        n_startup_trials, independent_sampler, warn_independent_sampling: As for every mixbo
+            sampler, see :class:`optuna_plugins._base.MixedBOSampler`.
         graphs: Optional ``{param_name: adjacency}``: a symmetric non-negative matrix over a
             categorical's choices (in their order) or an integer's values, replacing the default
             complete (categorical) or path (integer) graph.
@@ -53,6 +51,7 @@ class BOFMSampler(MixedBOSampler):
         lipschitz: str = "local",
     ) -> None:
         super().__init__(
+            BOFMOptions(graphs=graphs or {}, max_path_values=max_path_values),
             seed=seed,
             n_startup_trials=n_startup_trials,
             independent_sampler=independent_sampler,
@@ -61,10 +60,3 @@ class BOFMSampler(MixedBOSampler):
             penalizer=penalizer,
             lipschitz=lipschitz,
         )
-        self._graphs = dict(graphs or {})
-        self._max_path_values = max_path_values
-
-    def _make_strategy(self):
-        from common.bofm import BOFM
-
-        return BOFM(graphs=self._graphs, max_path_values=self._max_path_values, **self._pending)

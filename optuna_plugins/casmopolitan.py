@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from optuna.samplers import BaseSampler
 
+from common.casmopolitan import CasmopolitanOptions
+from common.engine import check_startup
 from optuna_plugins._base import MixedBOSampler
 
 
@@ -24,11 +26,8 @@ class CasmopolitanSampler(MixedBOSampler):
 
     Args:
         seed: Seed of the sampler's own random generator (global RNGs are never touched).
-        n_startup_trials: Trials sampled by ``independent_sampler`` before BO starts (running
-            trials count towards them; BO also waits for a first completed trial).
-        independent_sampler: Sampler for the start-up trials and for parameters outside the
-            relative search space; ``RandomSampler(seed=seed)`` by default.
-        warn_independent_sampling: Log a warning when a parameter is sampled independently.
+        n_startup_trials, independent_sampler, warn_independent_sampling: As for every mixbo
+            sampler, see :class:`optuna_plugins._base.MixedBOSampler`.
         acquisition: ``"ei"`` (log expected improvement, the reference's choice) or ``"ucb"``.
         kappa: UCB exploration weight, for ``acquisition="ucb"`` and for restart centres.
         failure_tolerance: Failures in a row before the trust region shrinks; ``None`` chooses it
@@ -54,13 +53,14 @@ class CasmopolitanSampler(MixedBOSampler):
         penalizer: str = "hlp",
         lipschitz: str = "local",
     ) -> None:
-        if acquisition not in ("ei", "ucb"):
-            raise ValueError(f"acquisition must be 'ei' or 'ucb', got {acquisition!r}.")
-        if failure_tolerance is not None and failure_tolerance < 1:
-            raise ValueError(f"failure_tolerance must be >= 1, got {failure_tolerance}.")
-        if success_tolerance < 1:
-            raise ValueError(f"success_tolerance must be >= 1, got {success_tolerance}.")
         super().__init__(
+            CasmopolitanOptions(
+                n_init=check_startup(n_startup_trials),
+                acquisition=acquisition,
+                kappa=kappa,
+                failure_tolerance=failure_tolerance,
+                success_tolerance=success_tolerance,
+            ),
             seed=seed,
             n_startup_trials=n_startup_trials,
             independent_sampler=independent_sampler,
@@ -68,20 +68,4 @@ class CasmopolitanSampler(MixedBOSampler):
             pending=pending,
             penalizer=penalizer,
             lipschitz=lipschitz,
-        )
-        self._acquisition = acquisition
-        self._kappa = kappa
-        self._failure_tolerance = failure_tolerance
-        self._success_tolerance = success_tolerance
-
-    def _make_strategy(self):
-        from common.casmopolitan import Casmopolitan
-
-        return Casmopolitan(
-            n_init=self._n_startup_trials,
-            acquisition=self._acquisition,
-            kappa=self._kappa,
-            failure_tolerance=self._failure_tolerance,
-            success_tolerance=self._success_tolerance,
-            **self._pending,
         )

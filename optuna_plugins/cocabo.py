@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from optuna.samplers import BaseSampler
 
+from common.cocabo import CoCaBOOptions
+from common.engine import check_startup
 from optuna_plugins._base import MixedBOSampler
 
 
@@ -21,11 +23,8 @@ class CoCaBOSampler(MixedBOSampler):
 
     Args:
         seed: Seed of the sampler's own random generator (global RNGs are never touched).
-        n_startup_trials: Trials sampled by ``independent_sampler`` before BO starts (running
-            trials count towards them; BO also waits for a first completed trial).
-        independent_sampler: Sampler for the start-up trials and for parameters outside the
-            relative search space; ``RandomSampler(seed=seed)`` by default.
-        warn_independent_sampling: Log a warning when a parameter is sampled independently.
+        n_startup_trials, independent_sampler, warn_independent_sampling: As for every mixbo
+            sampler, see :class:`optuna_plugins._base.MixedBOSampler`.
         kappa: UCB exploration weight (the paper uses 2).
         horizon: Budget assumed by EXP3's exploration-rate schedule (the paper's 200).
         pending, penalizer, lipschitz: How running trials count (PLAyBOOK by default); see
@@ -46,6 +45,7 @@ class CoCaBOSampler(MixedBOSampler):
         lipschitz: str = "local",
     ) -> None:
         super().__init__(
+            CoCaBOOptions(n_init=check_startup(n_startup_trials), kappa=kappa, horizon=horizon),
             seed=seed,
             n_startup_trials=n_startup_trials,
             independent_sampler=independent_sampler,
@@ -53,13 +53,4 @@ class CoCaBOSampler(MixedBOSampler):
             pending=pending,
             penalizer=penalizer,
             lipschitz=lipschitz,
-        )
-        self._kappa = kappa
-        self._horizon = horizon
-
-    def _make_strategy(self):
-        from common.cocabo import CoCaBO
-
-        return CoCaBO(
-            n_init=self._n_startup_trials, kappa=self._kappa, horizon=self._horizon, **self._pending
         )

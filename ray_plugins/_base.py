@@ -1,11 +1,12 @@
-"""What every mixbo Ray Tune searcher shares: Tune's ``Searcher`` conventions around a strategy.
+"""What every mixbo Tune searcher shares: Tune's side of :class:`common.engine.SuggestionEngine`.
 
-The searcher only translates. The Tune space becomes a :class:`common.MixedSpace` (see
-:mod:`ray_plugins._space`); the trials it suggested and the points it was given are kept in the
-order they were asked, and each suggestion hands the strategy a :class:`common.History` of the
-completed ones (values flipped for ``mode="max"``, failed and NaN results dropped, ±inf clipped)
-with the live trials as ``pending``. Everything is plain data plus a seeded generator, so ``save``
-and ``restore`` resume an experiment exactly where it stopped.
+The searcher only translates. Its own jobs are Tune's: the Tune space becomes a
+:class:`common.MixedSpace` (see :mod:`ray_plugins._space`); the trials it suggested and the points
+it was given are kept, in the order they were asked, as records; ``on_trial_complete`` fills them
+in; ``save`` and ``restore`` carry them. Each suggestion hands the records to the engine, which
+builds the history (completed trials, live ones as pending), applies the start-up rule, seeds,
+filters repeats, falls back and times, exactly as under Optuna. Everything is plain data and the
+seed, so a restored searcher suggests what the original would have.
 """
 
 from __future__ import annotations
@@ -13,23 +14,19 @@ from __future__ import annotations
 import logging
 import math
 import numbers
-import time
-from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
 from ray import cloudpickle
 from ray.tune.result import DEFAULT_METRIC
 from ray.tune.search import UNDEFINED_METRIC_MODE, UNDEFINED_SEARCH_SPACE, Searcher
 
+from common.busy import BusyPolicy
+from common.engine import SuggestionEngine, check_seed
 from common.history import History
-from common.runtime import single_torch_thread
+from common.strategy import MethodOptions
 from ray_plugins._space import TuneSpace, convert_search_space
-
-if TYPE_CHECKING:
-    from common.strategy import Strategy
 
 _logger = logging.getLogger("ray.tune.search.mixbo")
 
@@ -46,17 +43,10 @@ class _Record:
     suggested: bool = True
 
 
-def _load_numerics() -> None:
-    """Import the core's numerical stack (torch, gpytorch, botorch) once, outside the timing."""
-    import botorch  # noqa: F401
-    import gpytorch  # noqa: F401
-    import torch  # noqa: F401
-
-
 class MixedBOSearch(Searcher):
-    """Base of mixbo's Tune searchers; subclasses say which :class:`common.Strategy` to run.
+    """Base of mixbo's Tune searchers: a method's validated options run by the shared engine.
 
-    Args:
+    Args (every searcher's):
         space: A Tune search space (dict of domains and constants, possibly nested), or the result
             of :meth:`convert_search_space`. Leave it out to take ``param_space`` from the Tuner.
         metric: The reported metric to optimise (``"_metric"`` if only ``mode`` is given).
@@ -71,11 +61,17 @@ class MixedBOSearch(Searcher):
         max_trials: After this many suggestions, ``suggest`` returns ``Searcher.FINISHED``.
         max_concurrent: Suggestions are withheld (``None``) while this many trials are live;
             0 means no limit of the searcher's own (``TuneConfig.max_concurrent_trials`` sets it).
-        slow_suggestion_s: Log a warning when one suggestion takes longer than this.
+        slow_suggestion_s: Log a warning (once) when one suggestion takes longer than this.
+        pending, penalizer, lipschitz: How live trials count (:class:`common.busy.BusyPolicy`):
+            ``pending="playbook"`` penalises the acquisition around them (PLAyBOOK, the default),
+            ``"kriging_believer"`` conditions the GP on its mean there, ``"ignore"`` neither;
+            ``penalizer`` is ``"hlp"`` (hard local, default) or ``"lp"``, ``lipschitz``
+            ``"local"`` (default) or ``"global"``.
     """
 
     def __init__(
         self,
+        method: MethodOptions,
         space: Mapping[str, Any] | TuneSpace | None = None,
         metric: str | None = None,
         mode: str | None = None,
@@ -87,11 +83,21 @@ class MixedBOSearch(Searcher):
         max_trials: int | None = None,
         max_concurrent: int = 0,
         slow_suggestion_s: float = 5.0,
+        pending: str = "playbook",
+        penalizer: str = "hlp",
+        lipschitz: str = "local",
     ) -> None:
         _check_mode(metric, mode)
         super().__init__(metric=metric, mode=mode)
-        if n_startup_trials < 0:
-            raise ValueError(f"n_startup_trials must be >= 0, got {n_startup_trials}.")
+        self._engine = SuggestionEngine(
+            method,
+            name=type(self).__name__,
+            logger=_logger,
+            seed=check_seed(seed),
+            n_startup_trials=n_startup_trials,
+            busy=BusyPolicy(pending, penalizer, lipschitz),
+            slow_suggestion_s=slow_suggestion_s,
+        )
         if max_trials is not None and max_trials < 0:
             raise ValueError(f"max_trials must be >= 0, got {max_trials}.")
         if max_concurrent < 0:
@@ -102,26 +108,21 @@ class MixedBOSearch(Searcher):
                 f"evaluated_rewards has {len(evaluated_rewards)} values for {n_points} "
                 "points_to_evaluate."
             )
-        self._seed = seed
-        self._rng = np.random.RandomState(seed)
-        self._n_startup_trials = n_startup_trials
         self._max_trials = max_trials
         self._max_concurrent = max_concurrent
-        self._slow_suggestion_s = slow_suggestion_s
         self._space: TuneSpace | None = None
         self._trials: dict[str, _Record] = {}  # in the order they were asked
         self._n_suggested = 0
         self._n_given = 0
         self._points: list[Mapping[str, Any]] = list(points_to_evaluate or ())
         self._rewards = list(evaluated_rewards) if evaluated_rewards is not None else None
-        self._strategy = self._make_strategy()
         if space:
             self._set_space(space)
 
-    # ------------------------------------------------------------------ for subclasses
-    @abstractmethod
-    def _make_strategy(self) -> Strategy:
-        """The method's strategy (its module is imported here, not when ``ray_plugins`` is)."""
+    @property
+    def _strategy(self):
+        """The method's strategy (built on first use)."""
+        return self._engine.strategy
 
     # ------------------------------------------------------------------ search space
     @staticmethod
@@ -199,13 +200,15 @@ class MixedBOSearch(Searcher):
             return Searcher.FINISHED
         if self._max_concurrent and self._n_live() >= self._max_concurrent:
             return None
-        seed = int(self._rng.randint(2**31 - 1))
-        rng = np.random.default_rng(seed)
+        trial_index = len(self._trials)
         if self._points:
             point = self._points.pop(0)
-            config = {**space.sample(1, rng)[0], **point}
+            config = {**space.sample(1, self._engine.rng(trial_index))[0], **point}
         else:
-            config = self._next_config(space, rng)
+            n_issued = sum(r.state != _FAILED for r in self._trials.values())
+            config = self._engine.suggest(
+                space.mixed, self.history(), trial_index=trial_index, n_issued=n_issued
+            ).config
         self._trials[trial_id] = _Record(config, _LIVE)
         self._n_suggested += 1
         return space.to_config(config)
@@ -218,12 +221,16 @@ class MixedBOSearch(Searcher):
     ) -> None:
         record = self._trials.get(trial_id)
         if record is None:
-            _logger.warning(f"{type(self).__name__}: completion of unknown trial {trial_id}.")
+            self._engine.reporter.warn(
+                f"{type(self).__name__}: completion of unknown trial {trial_id}; ignored.",
+                cause="unknown trial",
+            )
             return
         if record.state != _LIVE:
-            _logger.warning(
+            self._engine.reporter.warn(
                 f"{type(self).__name__}: trial {trial_id} completed twice; the second result "
-                "is ignored."
+                "is ignored.",
+                cause="completed twice",
             )
             return
         if error:
@@ -282,72 +289,43 @@ class MixedBOSearch(Searcher):
     def history(self) -> History:
         """Completed observations in the order they were asked, live trials as pending."""
         done = [r for r in self._trials.values() if r.state == _COMPLETE]
-        values = np.asarray([r.value for r in done], dtype=float)
-        if self._mode == "max":
-            values = -values
-        finite = np.isfinite(values)
-        if not finite.all():  # ±inf (NaN never gets here): clip to the finite range
-            lo, hi = (values[finite].min(), values[finite].max()) if finite.any() else (0.0, 0.0)
-            values = np.clip(np.nan_to_num(values, posinf=hi, neginf=lo), lo, hi)
-        pending = [r.config for r in self._trials.values() if r.state == _LIVE]
-        return History(tuple(r.config for r in done), values, tuple(pending))
+        return self._engine.history(
+            [r.config for r in done],
+            [r.value for r in done],
+            [r.config for r in self._trials.values() if r.state == _LIVE],
+            maximize=self._mode == "max",
+        )
 
     def _n_live(self) -> int:
         return sum(r.state == _LIVE for r in self._trials.values())
 
-    def _next_config(self, space: TuneSpace, rng: np.random.Generator) -> dict[str, Any]:
-        history = self.history()
-        if len(self._trials) < self._n_startup_trials or len(history) == 0:
-            return space.sample(1, rng)[0]
-        name = type(self).__name__
-        _load_numerics()  # one-off imports are not the suggestion's time
-        start = time.perf_counter()
-        try:
-            with single_torch_thread():
-                config = self._strategy.suggest(space.mixed, history, 1, rng)[0]
-            space.to_config(config)  # a malformed suggestion fails here, not in the trial
-        except Exception as err:  # a suggestion never crashes the experiment
-            _logger.warning(
-                f"{name} failed to suggest ({type(err).__name__}: {err}); the trial gets a "
-                "random configuration instead."
-            )
-            return space.sample(1, rng)[0]
-        elapsed = time.perf_counter() - start
-        if elapsed > self._slow_suggestion_s:
-            _logger.warning(
-                f"{name} took {elapsed:.1f} s for one suggestion ({len(history)} observations, "
-                f"{len(history.pending)} live trials, {space.mixed.dim} modelled parameters); "
-                "Tune's driver waits meanwhile. Fewer trials or parameters make it faster."
-            )
-        return config
-
     def _metric_value(self, trial_id: str, result: Mapping[str, Any] | None) -> float | None:
-        name = type(self).__name__
+        """The reported metric as a float (±inf kept: the history clips it), or ``None`` with a
+        warning (once per kind of problem) when it cannot be modelled."""
+        name, warn = type(self).__name__, self._engine.reporter.warn
         if not result or self._metric not in result:
-            _logger.warning(
+            warn(
                 f"{name}: trial {trial_id} reported no {self._metric!r}; it is left out of the "
-                "model."
+                "model (said once; later trials like it are logged at debug level).",
+                cause="metric missing",
             )
             return None
         value = result[self._metric]
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            _logger.warning(
+            warn(
                 f"{name}: trial {trial_id} reported {self._metric}={value!r}, not a number; it "
-                "is left out of the model."
+                "is left out of the model.",
+                cause="metric not a number",
             )
             return None
         value = float(value)
         if math.isnan(value):
-            _logger.warning(
+            warn(
                 f"{name}: trial {trial_id} reported {self._metric}=nan; it is left out of the "
-                "model."
+                "model.",
+                cause="metric nan",
             )
             return None
-        if math.isinf(value):
-            _logger.warning(
-                f"{name}: trial {trial_id} reported {self._metric}={value}; it is clipped to the "
-                "range of the finite values for the model."
-            )
         return value
 
 

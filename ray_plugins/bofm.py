@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from common.bofm import BOFMOptions
 from ray_plugins._base import MixedBOSearch
 from ray_plugins._space import TuneSpace
-from ray_plugins._strategies import make_strategy
 
 
 class BOFMSearch(MixedBOSearch):
@@ -26,8 +26,8 @@ class BOFMSearch(MixedBOSearch):
 
     Live trials are busy points: PLAyBOOK penalises the acquisition around them.
 
-    Args: those of :class:`MixedBOSearch`; further keyword arguments go to
-    :class:`common.bofm.BOFM` unchanged (e.g. ``pending="kriging_believer"``).
+    Args (besides those of every mixbo searcher, see :class:`MixedBOSearch`): ``graphs`` and
+    ``max_path_values`` as for ``BOFMSampler`` (:class:`common.bofm.BOFMOptions`).
     """
 
     def __init__(
@@ -43,10 +43,14 @@ class BOFMSearch(MixedBOSearch):
         max_trials: int | None = None,
         max_concurrent: int = 0,
         slow_suggestion_s: float = 5.0,
-        **strategy_options: Any,
+        graphs: Mapping[str, Any] | None = None,
+        max_path_values: int | None = None,
+        pending: str = "playbook",
+        penalizer: str = "hlp",
+        lipschitz: str = "local",
     ) -> None:
-        self._strategy_options = strategy_options
         super().__init__(
+            BOFMOptions(graphs=graphs or {}, max_path_values=max_path_values),
             space,
             metric,
             mode,
@@ -57,7 +61,7 @@ class BOFMSearch(MixedBOSearch):
             max_trials=max_trials,
             max_concurrent=max_concurrent,
             slow_suggestion_s=slow_suggestion_s,
+            pending=pending,
+            penalizer=penalizer,
+            lipschitz=lipschitz,
         )
-
-    def _make_strategy(self):
-        return make_strategy("common.bofm", "BOFM", self._strategy_options, self._n_startup_trials)

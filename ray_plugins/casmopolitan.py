@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from common.casmopolitan import CasmopolitanOptions
+from common.engine import check_startup
 from ray_plugins._base import MixedBOSearch
 from ray_plugins._space import TuneSpace
-from ray_plugins._strategies import make_strategy
 
 
 class CasmopolitanSearch(MixedBOSearch):
@@ -25,8 +26,9 @@ class CasmopolitanSearch(MixedBOSearch):
 
     Live trials are busy points: PLAyBOOK penalises the acquisition around them.
 
-    Args: those of :class:`MixedBOSearch`; further keyword arguments go to
-    :class:`common.casmopolitan.Casmopolitan` unchanged (e.g. ``pending="kriging_believer"``).
+    Args (besides those of every mixbo searcher, see :class:`MixedBOSearch`): ``acquisition``,
+    ``kappa``, ``failure_tolerance`` and ``success_tolerance`` as for ``CasmopolitanSampler``
+    (:class:`common.casmopolitan.CasmopolitanOptions`).
     """
 
     def __init__(
@@ -42,10 +44,22 @@ class CasmopolitanSearch(MixedBOSearch):
         max_trials: int | None = None,
         max_concurrent: int = 0,
         slow_suggestion_s: float = 5.0,
-        **strategy_options: Any,
+        acquisition: str = "ei",
+        kappa: float = 2.0,
+        failure_tolerance: int | None = None,
+        success_tolerance: int = 3,
+        pending: str = "playbook",
+        penalizer: str = "hlp",
+        lipschitz: str = "local",
     ) -> None:
-        self._strategy_options = strategy_options
         super().__init__(
+            CasmopolitanOptions(
+                n_init=check_startup(n_startup_trials),
+                acquisition=acquisition,
+                kappa=kappa,
+                failure_tolerance=failure_tolerance,
+                success_tolerance=success_tolerance,
+            ),
             space,
             metric,
             mode,
@@ -56,9 +70,7 @@ class CasmopolitanSearch(MixedBOSearch):
             max_trials=max_trials,
             max_concurrent=max_concurrent,
             slow_suggestion_s=slow_suggestion_s,
-        )
-
-    def _make_strategy(self):
-        return make_strategy(
-            "common.casmopolitan", "Casmopolitan", self._strategy_options, self._n_startup_trials
+            pending=pending,
+            penalizer=penalizer,
+            lipschitz=lipschitz,
         )

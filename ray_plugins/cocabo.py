@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from common.cocabo import CoCaBOOptions
+from common.engine import check_startup
 from ray_plugins._base import MixedBOSearch
 from ray_plugins._space import TuneSpace
-from ray_plugins._strategies import make_strategy
 
 
 class CoCaBOSearch(MixedBOSearch):
@@ -23,12 +24,10 @@ class CoCaBOSearch(MixedBOSearch):
             metric="loss", mode="min", num_samples=50, max_concurrent_trials=4,
             search_alg=CoCaBOSearch(seed=0)))
 
-    Args (besides those of the other mixbo searchers, see :class:`MixedBOSearch`):
+    Args (besides those of every mixbo searcher, see :class:`MixedBOSearch`):
         kappa: UCB exploration weight (the paper uses 2).
-        horizon: Budget assumed by EXP3's exploration-rate schedule; ``max_trials`` if given,
-            else the paper's 200.
-        **strategy_options: Further keyword arguments of :class:`common.cocabo.CoCaBO` (e.g. how
-            busy points are handled), passed unchanged.
+        horizon: Budget assumed by EXP3's exploration-rate schedule (the paper's 200), as for
+            ``CoCaBOSampler``.
     """
 
     def __init__(
@@ -45,15 +44,13 @@ class CoCaBOSearch(MixedBOSearch):
         max_concurrent: int = 0,
         slow_suggestion_s: float = 5.0,
         kappa: float = 2.0,
-        horizon: int | None = None,
-        **strategy_options: Any,
+        horizon: int = 200,
+        pending: str = "playbook",
+        penalizer: str = "hlp",
+        lipschitz: str = "local",
     ) -> None:
-        self._strategy_options = {
-            "kappa": kappa,
-            "horizon": horizon if horizon is not None else (max_trials or 200),
-            **strategy_options,
-        }
         super().__init__(
+            CoCaBOOptions(n_init=check_startup(n_startup_trials), kappa=kappa, horizon=horizon),
             space,
             metric,
             mode,
@@ -64,9 +61,7 @@ class CoCaBOSearch(MixedBOSearch):
             max_trials=max_trials,
             max_concurrent=max_concurrent,
             slow_suggestion_s=slow_suggestion_s,
-        )
-
-    def _make_strategy(self):
-        return make_strategy(
-            "common.cocabo", "CoCaBO", self._strategy_options, self._n_startup_trials
+            pending=pending,
+            penalizer=penalizer,
+            lipschitz=lipschitz,
         )

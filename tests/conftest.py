@@ -1,3 +1,15 @@
+import logging
+
 import optuna
+import pytest
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+@pytest.fixture
+def optuna_logs(caplog):
+    """Warnings on Optuna's loggers (mixbo's Optuna samplers log to ``optuna.mixbo``)."""
+    optuna.logging.enable_propagation()
+    caplog.set_level(logging.WARNING, logger="optuna")
+    yield caplog
+    optuna.logging.disable_propagation()

@@ -9,7 +9,7 @@ import numpy as np
 import optuna
 import pytest
 
-from common.casmopolitan import Casmopolitan
+from common.casmopolitan import Casmopolitan, CasmopolitanOptions
 from common.history import History
 from common.local_search import Seen
 from common.space import Categorical, Float, Integer, MixedSpace
@@ -49,7 +49,7 @@ def _history(space, objective, n, seed, pending=()):
 def test_suggestions_are_valid_new_and_inside_the_trust_region() -> None:
     space = _cat_space()
     history = _history(space, _cat_objective, 25, 0)
-    strategy = Casmopolitan(n_init=10)
+    strategy = Casmopolitan(CasmopolitanOptions(n_init=10))
     state = strategy.trust_region_state(space, history)
     X = space.encode(history.configs)
     region = region_of(state, X[state.best_index], space.cat_dims, space.cont_dims)
@@ -66,7 +66,9 @@ def test_pending_configs_are_not_suggested_again() -> None:
     configs = space.decode(space.sample(12, np.random.default_rng(1)))
     unique = list({tuple(c.values()): c for c in configs}.values())
     history = History.from_lists(unique[:-2], [_cat_objective(c) for c in unique[:-2]], unique[-2:])
-    picks = Casmopolitan(n_init=2).suggest(space, history, 2, np.random.default_rng(0))
+    picks = Casmopolitan(CasmopolitanOptions(n_init=2)).suggest(
+        space, history, 2, np.random.default_rng(0)
+    )
     taken = {tuple(c.values()) for c in unique}
     assert all(tuple(p.values()) not in taken for p in picks)
 
@@ -74,7 +76,9 @@ def test_pending_configs_are_not_suggested_again() -> None:
 def test_mixed_space_suggestions_respect_bounds_and_grids() -> None:
     space = _mixed_space()
     history = _history(space, _mixed_objective, 20, 2)
-    configs = Casmopolitan(n_init=10).suggest(space, history, 2, np.random.default_rng(0))
+    configs = Casmopolitan(CasmopolitanOptions(n_init=10)).suggest(
+        space, history, 2, np.random.default_rng(0)
+    )
     for c in configs:
         assert -2.0 <= c["x"] <= 2.0 and isinstance(c["x"], float)
         assert 1 <= c["n"] <= 32 and isinstance(c["n"], int)
@@ -85,7 +89,7 @@ def test_mixed_space_suggestions_respect_bounds_and_grids() -> None:
 def test_a_restart_proposes_a_new_centre_away_from_the_old_bests() -> None:
     space = _cat_space(8, 2)
     history = _history(space, _cat_objective, 20, 3)
-    strategy = Casmopolitan(n_init=3, failure_tolerance=1)
+    strategy = Casmopolitan(CasmopolitanOptions(n_init=3, failure_tolerance=1))
     values = np.full(len(history), 5.0)
     values[1] = 1.0  # one early best, then nothing but failures
     history = History.from_lists(history.configs, values)
@@ -107,7 +111,10 @@ def test_a_restart_proposes_a_new_centre_away_from_the_old_bests() -> None:
 def test_two_processes_agree_on_the_state_and_a_copy_continues_identically() -> None:
     space = _cat_space()
     history = _history(space, _cat_objective, 40, 4)
-    a, b = Casmopolitan(n_init=10), Casmopolitan(n_init=10)
+    a, b = (
+        Casmopolitan(CasmopolitanOptions(n_init=10)),
+        Casmopolitan(CasmopolitanOptions(n_init=10)),
+    )
     assert a.trust_region_state(space, history) == b.trust_region_state(space, history)
     a.suggest(space, history, 1, np.random.default_rng(0))  # warm its GP cache
     copy = pickle.loads(pickle.dumps(a))
@@ -154,7 +161,9 @@ def test_constant_objective_does_not_break_the_strategy() -> None:
     space = _mixed_space()
     configs = space.decode(space.sample(15, np.random.default_rng(6)))
     history = History.from_lists(configs, np.zeros(15))
-    out = Casmopolitan(n_init=5).suggest(space, history, 1, np.random.default_rng(0))
+    out = Casmopolitan(CasmopolitanOptions(n_init=5)).suggest(
+        space, history, 1, np.random.default_rng(0)
+    )
     assert len(out) == 1
 
 

@@ -7,8 +7,9 @@ import torch
 from common.acquisition import upper_confidence_bound
 from common.bandit import dependent_rounding, draw_category_batch, exp3m_probabilities
 from common.bofm import BOFM
+from common.busy import BusyPolicy
 from common.casmopolitan import Casmopolitan
-from common.cocabo import CoCaBO
+from common.cocabo import CoCaBO, CoCaBOOptions
 from common.gp import DTYPE, fit_gp
 from common.history import History
 from common.kernels import cocabo_kernel
@@ -145,11 +146,17 @@ def mixed_history():
 def test_every_strategy_moves_away_from_a_busy_point(mixed_history, strategy) -> None:
     # Without penalisation the next suggestion sits next to the busy one (same model, same
     # optimiser); PLAyBOOK pushes it out of the busy point's neighbourhood.
-    free = strategy(pending="ignore").suggest(MIXED, mixed_history, 1, np.random.default_rng(1))
+    free = strategy(busy=BusyPolicy(pending="ignore")).suggest(
+        MIXED, mixed_history, 1, np.random.default_rng(1)
+    )
     busy = History(mixed_history.configs, mixed_history.values, tuple(free))
-    again = strategy(pending="ignore").suggest(MIXED, busy, 1, np.random.default_rng(1))[0]
+    again = strategy(busy=BusyPolicy(pending="ignore")).suggest(
+        MIXED, busy, 1, np.random.default_rng(1)
+    )[0]
     assert _near(MIXED, again, free[0])
-    moved = strategy(pending="playbook").suggest(MIXED, busy, 1, np.random.default_rng(1))[0]
+    moved = strategy(busy=BusyPolicy(pending="playbook")).suggest(
+        MIXED, busy, 1, np.random.default_rng(1)
+    )[0]
     assert not _near(MIXED, moved, free[0])
 
 
@@ -166,9 +173,11 @@ def test_every_strategy_spreads_a_batch(mixed_history, strategy) -> None:
 def test_no_suggestion_lands_on_a_busy_point(data, pending) -> None:
     configs, values, X, _ = data
     history = History.from_lists(configs, values)
-    free = CoCaBO(n_init=5, pending="ignore").suggest(SPACE, history, 1, np.random.default_rng(1))
+    free = CoCaBO(CoCaBOOptions(n_init=5), BusyPolicy(pending="ignore")).suggest(
+        SPACE, history, 1, np.random.default_rng(1)
+    )
     busy_history = History(history.configs, history.values, tuple(free))
-    strategy = CoCaBO(n_init=5, pending=pending)
+    strategy = CoCaBO(CoCaBOOptions(n_init=5), BusyPolicy(pending=pending))
     new = strategy.suggest(SPACE, busy_history, 1, np.random.default_rng(1))[0]
     a, b = SPACE.encode([new])[0], SPACE.encode(free)[0]
     if a[2] == b[2]:  # same category: the continuous part must move away
@@ -178,7 +187,7 @@ def test_no_suggestion_lands_on_a_busy_point(data, pending) -> None:
 def test_a_batch_has_distinct_points_and_ignore_can_repeat(data) -> None:
     configs, values, _, _ = data
     history = History.from_lists(configs, values)
-    batch = CoCaBO(n_init=5).suggest(SPACE, history, 4, np.random.default_rng(2))
+    batch = CoCaBO(CoCaBOOptions(n_init=5)).suggest(SPACE, history, 4, np.random.default_rng(2))
     enc = SPACE.encode(batch)
     for i in range(4):
         for j in range(i):
@@ -197,20 +206,19 @@ def test_kriging_believer_conditions_on_the_mean(data) -> None:
         [2],
         (3,),
         np.random.default_rng(0),
-        pending="kriging_believer",
+        policy=BusyPolicy(pending="kriging_believer"),
     )
     x = torch.tensor(busy, dtype=DTYPE)
     assert acqf.model.posterior(x).variance.item() < model.posterior(x).variance.item()
 
 
-@pytest.mark.parametrize("strategy", [CoCaBO, Casmopolitan, BOFM])
-def test_invalid_pending_options_are_explained(strategy) -> None:
+def test_invalid_pending_options_are_explained() -> None:
     with pytest.raises(ValueError, match="pending must be one of"):
-        strategy(pending="liar")
+        BusyPolicy(pending="liar")
     with pytest.raises(ValueError, match="penalizer"):
-        strategy(penalizer="soft")
+        BusyPolicy(penalizer="soft")
     with pytest.raises(ValueError, match="lipschitz"):
-        strategy(lipschitz="tight")
+        BusyPolicy(lipschitz="tight")
 
 
 def test_exp3m_marginals_are_capped_and_sum_to_the_batch_size() -> None:

@@ -1,0 +1,250 @@
+"""One suggestion engine under both adapters: from a framework's observations to a configuration.
+
+Everything between "these trials exist" and "try this configuration" is decided here, once, for
+Optuna and Ray Tune alike:
+
+- the :class:`History` (values flipped for maximisation, failed and NaN results dropped, ±inf
+  clipped to the finite range, with one warning per study);
+- the start-up rule: a uniformly random design until ``n_startup_trials`` trials have been issued
+  (completed or running, other than the one being sampled) and one has completed;
+- the call's random generator, a pure function of the seed, the trial's index and the attempt, so
+  a suggestion does not depend on how many calls came before it (a pickled copy, a restored
+  searcher and another process holding the same study all agree);
+- one torch thread on the CPU, and the core's warnings sent to the framework's logger;
+- the repeat filter, with :mod:`common.configset`'s one definition of "the same configuration": a
+  suggestion equal to an evaluated, running or avoided configuration is replaced by a random free
+  one, and only a search space with no free configuration left repeats (said once);
+- the fallback: a strategy that raises gives a random free configuration and one warning per cause;
+- the timing of each suggestion.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import numbers
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from common.busy import BusyPolicy
+from common.configset import ConfigSet
+from common.history import History
+from common.log import Reporter, reporting_to
+from common.runtime import single_torch_thread
+from common.space import MixedSpace
+from common.strategy import MethodOptions, Strategy
+
+RANDOM_DRAWS = 256  # random rows tried for a free configuration before enumerating the space
+ENUMERATION_LIMIT = 100_000  # discrete spaces up to this size are enumerated when draws fail
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A configuration, where it came from (``"design"``, ``"model"``, ``"random"`` for a
+    replaced repeat, ``"fallback"`` after a failure) and the seconds it took."""
+
+    config: dict[str, Any]
+    source: str
+    seconds: float
+
+
+def check_seed(seed: Any) -> int | None:
+    """``seed`` as an int, or a ``ValueError`` that says what a seed must be."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}.")
+    return int(seed)
+
+
+def check_startup(n_startup_trials: Any) -> int:
+    if (
+        isinstance(n_startup_trials, bool)
+        or not isinstance(n_startup_trials, numbers.Integral)
+        or n_startup_trials < 0
+    ):
+        raise ValueError(f"n_startup_trials must be an integer >= 0, got {n_startup_trials!r}.")
+    return int(n_startup_trials)
+
+
+class SuggestionEngine:
+    """The shared path from observations to suggestions (see the module docstring).
+
+    ``method`` is a method's validated options (``CoCaBOOptions``, …); its strategy is built on
+    the first model suggestion, so constructing an engine imports no numerical stack. ``logger``
+    is the framework's; ``name`` (the sampler's or searcher's class name) starts each warning.
+    ``slow_suggestion_s`` warns (once) when a suggestion takes longer.
+    """
+
+    def __init__(
+        self,
+        method: MethodOptions,
+        *,
+        name: str,
+        logger: logging.Logger,
+        seed: int | None = None,
+        n_startup_trials: int = 10,
+        busy: BusyPolicy = BusyPolicy(),
+        slow_suggestion_s: float | None = None,
+    ) -> None:
+        self.method = method
+        self.busy = busy
+        self.name = name
+        self.n_startup_trials = check_startup(n_startup_trials)
+        seed = check_seed(seed)
+        self._base_seed = seed if seed is not None else _fresh_seed()
+        self.slow_suggestion_s = slow_suggestion_s
+        self.reporter = Reporter(logger)
+        self._strategy: Strategy | None = None
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ observations
+    def history(
+        self,
+        configs: Sequence[Mapping[str, Any]],
+        values: Sequence[float | None],
+        pending: Iterable[Mapping[str, Any]] = (),
+        *,
+        maximize: bool = False,
+    ) -> History:
+        """Completed ``configs`` with their raw ``values`` (``None`` or NaN: left out) as a
+        :class:`History` to minimise, ``pending`` the running trials' configurations."""
+        kept = [
+            (c, float(v))
+            for c, v in zip(configs, values, strict=True)
+            if v is not None and not math.isnan(v)
+        ]
+        numbers_ = np.asarray([v for _, v in kept], dtype=float)
+        if maximize:
+            numbers_ = -numbers_
+        finite = np.isfinite(numbers_)
+        if not finite.all():
+            self.reporter.warn(
+                f"{self.name}: {int((~finite).sum())} objective value(s) are infinite; they are "
+                "clipped to the range of the finite values for the model.",
+                cause="infinite values",
+            )
+            lo, hi = (numbers_[finite].min(), numbers_[finite].max()) if finite.any() else (0, 0)
+            numbers_ = np.clip(np.nan_to_num(numbers_, posinf=hi, neginf=lo), lo, hi)
+        return History(tuple(c for c, _ in kept), numbers_, tuple(pending))
+
+    def design_done(self, n_observed: int, n_issued: int) -> bool:
+        """Whether the start-up design is complete: ``n_issued`` trials (completed or running,
+        not counting the one being sampled) reach ``n_startup_trials`` and one has a value.
+
+        Running trials count (as in TPE with ``constant_liar``): with k workers, waiting for
+        that many *completed* trials would hand out k − 1 more random configurations.
+        """
+        return n_observed > 0 and n_issued >= self.n_startup_trials
+
+    def rng(self, trial_index: int, attempt: int = 0) -> np.random.Generator:
+        """The generator of one suggestion: a function of the seed, the trial and the attempt."""
+        return np.random.default_rng([self._base_seed, int(trial_index), int(attempt)])
+
+    def reseed(self) -> None:
+        """A fresh, unpredictable seed (Optuna's ``reseed_rng``)."""
+        self._base_seed = _fresh_seed()
+
+    # ------------------------------------------------------------------ suggestions
+    def suggest(
+        self,
+        space: MixedSpace,
+        history: History,
+        *,
+        trial_index: int,
+        n_issued: int,
+        attempt: int = 0,
+        avoid: Iterable[Mapping[str, Any]] = (),
+    ) -> Suggestion:
+        """One configuration of ``space`` for trial number ``trial_index``.
+
+        ``n_issued`` counts the trials the start-up rule counts; ``avoid`` lists configurations
+        held elsewhere that ``history`` does not show (claims of other workers).
+        """
+        start = time.perf_counter()
+        rng = self.rng(trial_index, attempt)
+        taken = ConfigSet(space)
+        taken.add_configs((*history.configs, *history.pending, *avoid))
+        if not self.design_done(len(history), n_issued):
+            config, source = self.random_free(space, taken, rng), "design"
+        else:
+            config, source = self._model_suggestion(space, history, rng), "model"
+            if config is None:
+                config, source = self.random_free(space, taken, rng), "fallback"
+            elif config in taken:
+                config, source = self.random_free(space, taken, rng), "random"
+        seconds = time.perf_counter() - start
+        slow = self.slow_suggestion_s
+        if source == "model" and slow is not None and seconds > slow:
+            self.reporter.warn(
+                f"{self.name} took {seconds:.1f} s for one suggestion ({len(history)} "
+                f"observations, {len(history.pending)} running trials, {space.dim} modelled "
+                "parameters); fewer trials or parameters make it faster.",
+                cause="slow suggestion",
+            )
+        return Suggestion(config, source, seconds)
+
+    def random_free(
+        self, space: MixedSpace, taken: ConfigSet, rng: np.random.Generator
+    ) -> dict[str, Any]:
+        """A uniformly random configuration not in ``taken``; when every configuration of the
+        space is taken, a random one (said once: from then on trials repeat configurations)."""
+        rows = space.sample(RANDOM_DRAWS, rng)
+        free = rows[~taken.contains(rows)]
+        if not len(free):
+            grid = space.all_rows(ENUMERATION_LIMIT)
+            if grid is not None:
+                free = grid[~taken.contains(grid)]
+                free = free[rng.permutation(len(free))]
+        if len(free):
+            return space.decode(free[:1])[0]
+        self.reporter.warn(
+            f"{self.name}: every configuration of the search space has been tried or is running "
+            f"({len(taken)} of them); from here on trials repeat configurations.",
+            cause="search space exhausted",
+        )
+        return space.decode(rows[:1])[0]
+
+    def _model_suggestion(
+        self, space: MixedSpace, history: History, rng: np.random.Generator
+    ) -> dict[str, Any] | None:
+        """The strategy's suggestion, or ``None`` (with a warning per cause) if it failed."""
+        with self._lock, single_torch_thread(), reporting_to(self.reporter):
+            try:
+                strategy = self.strategy
+                config = strategy.suggest(space, history, 1, rng)[0]
+                space.encode([config])  # a malformed suggestion fails here, not in the trial
+                return config
+            except Exception as err:  # a suggestion never crashes the user's study
+                self.reporter.warn(
+                    f"{self.name} failed to suggest ({type(err).__name__}: {err}); the trial "
+                    "gets a random configuration instead.",
+                    cause=f"failure {type(err).__name__}",
+                )
+                return None
+
+    @property
+    def strategy(self) -> Strategy:
+        """The method's strategy, built on first use."""
+        if self._strategy is None:
+            self._strategy = self.method.make(self.busy)
+        return self._strategy
+
+    # ------------------------------------------------------------------ pickling / copying
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+
+def _fresh_seed() -> int:
+    return int(np.random.SeedSequence().generate_state(1)[0])

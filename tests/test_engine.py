@@ -1,0 +1,239 @@
+"""The suggestion engine both adapters share: history, start-up rule, seeds, repeats, fallbacks."""
+
+from __future__ import annotations
+
+import logging
+import pickle
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+from common.busy import BusyPolicy
+from common.configset import ConfigSet
+from common.engine import SuggestionEngine, check_seed
+from common.log import Reporter, reporting_to, warn
+from common.space import Categorical, Float, Integer, MixedSpace
+from common.strategy import MethodOptions, Strategy
+
+SPACE = MixedSpace(
+    [Categorical("a", ["x", "y", "z"]), Categorical("b", [0, 1]), Categorical("c", [True, False])]
+)  # 12 configurations
+
+
+class Scripted(Strategy):
+    """A strategy that returns what it is told, or raises it."""
+
+    def __init__(self, answer: Any) -> None:
+        super().__init__()
+        self.answer = answer
+        self.calls = 0
+
+    def suggest(self, space, history, n, rng):
+        self.calls += 1
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return [dict(self.answer)] * n
+
+
+@dataclass(frozen=True)
+class ScriptedOptions(MethodOptions):
+    answer: Any = None
+
+    def make(self, busy: BusyPolicy) -> Strategy:
+        return Scripted(self.answer)
+
+
+@pytest.fixture
+def records(caplog):
+    caplog.set_level(logging.DEBUG, logger="test.engine")
+    return caplog
+
+
+def engine(answer: Any = None, **kwargs) -> SuggestionEngine:
+    options = dict(name="Test", logger=logging.getLogger("test.engine"), seed=0)
+    return SuggestionEngine(ScriptedOptions(answer), **{**options, **kwargs})
+
+
+def warnings_of(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+
+
+# ------------------------------------------------------------------------------- observations
+def test_history_drops_missing_and_nan_flips_maximisation_and_clips_infinities(records) -> None:
+    eng = engine()
+    configs = [{"a": "x"}, {"a": "y"}, {"a": "z"}, {"a": "x"}, {"a": "y"}]
+    values = [1.0, None, float("nan"), float("inf"), 3.0]
+    history = eng.history(configs, values, [{"a": "z"}], maximize=True)
+    assert history.configs == ({"a": "x"}, {"a": "x"}, {"a": "y"})
+    assert history.values.tolist() == [-1.0, -3.0, -3.0]  # flipped; +inf is best, clipped
+    assert history.pending == ({"a": "z"},)
+    for _ in range(3):  # every later suggestion sees the value again: one warning all the same
+        eng.history(configs, values)
+    assert len([m for m in warnings_of(records) if "infinite" in m]) == 1
+
+
+def test_the_start_up_rule_counts_issued_trials_and_needs_one_observation() -> None:
+    eng = engine(n_startup_trials=4)
+    assert not eng.design_done(n_observed=0, n_issued=10)
+    assert not eng.design_done(n_observed=1, n_issued=3)
+    assert eng.design_done(n_observed=1, n_issued=4)
+    assert engine(n_startup_trials=0).design_done(n_observed=1, n_issued=0)
+
+
+def test_the_design_is_random_and_never_repeats_and_the_model_runs_after_it() -> None:
+    eng = engine({"a": "x", "b": 0, "c": True}, n_startup_trials=5)
+    configs: list[dict] = []
+    for i in range(5):
+        history = eng.history(configs, [0.0] * len(configs))
+        s = eng.suggest(SPACE, history, trial_index=i, n_issued=i)
+        assert s.source == "design"
+        configs.append(s.config)
+    assert len({tuple(c.values()) for c in configs}) == 5
+    assert eng.strategy.calls == 0
+    s = eng.suggest(SPACE, eng.history(configs, [0.0] * 5), trial_index=5, n_issued=5)
+    assert eng.strategy.calls == 1 and s.source in ("model", "random")
+
+
+# ------------------------------------------------------------------------------------- seeds
+def test_the_call_generator_is_a_function_of_seed_trial_and_attempt() -> None:
+    a, b = engine(seed=3), engine(seed=3)
+    assert a.rng(7).random() == b.rng(7).random()
+    assert a.rng(7).random() != a.rng(8).random()
+    assert a.rng(7).random() != a.rng(7, attempt=1).random()
+    assert a.rng(7).random() != engine(seed=4).rng(7).random()
+    copied = pickle.loads(pickle.dumps(a))
+    assert copied.rng(7).random() == a.rng(7).random()
+    a.reseed()
+    assert a.rng(7).random() != b.rng(7).random()
+
+
+@pytest.mark.parametrize("seed", ["abc", -1, 1.5, True])
+def test_a_bad_seed_says_what_a_seed_must_be(seed) -> None:
+    with pytest.raises(ValueError, match="seed must be a non-negative integer or None"):
+        check_seed(seed)
+
+
+@pytest.mark.parametrize("n", [-1, 2.5, "3"])
+def test_a_bad_start_up_count_is_refused(n) -> None:
+    with pytest.raises(ValueError, match="n_startup_trials must be an integer >= 0"):
+        engine(n_startup_trials=n)
+
+
+# ----------------------------------------------------------------------------------- repeats
+def test_a_repeated_suggestion_is_replaced_by_a_free_configuration(records) -> None:
+    seen = {"a": "x", "b": 0, "c": True}
+    eng = engine(seen, n_startup_trials=0)
+    history = eng.history([seen], [1.0], [{"a": "y", "b": 0, "c": True}])
+    s = eng.suggest(SPACE, history, trial_index=2, n_issued=2, avoid=[{"a": "z", "b": 0, "c": 1}])
+    assert s.source == "random"
+    taken = ConfigSet(SPACE)
+    taken.add_configs([seen, {"a": "y", "b": 0, "c": True}, {"a": "z", "b": 0, "c": True}])
+    assert s.config not in taken
+    assert not warnings_of(records)
+
+
+def test_the_last_free_configuration_is_found_and_an_exhausted_space_is_said_once(
+    records,
+) -> None:
+    every = SPACE.decode(SPACE.all_rows(100))
+    eng = engine(every[0], n_startup_trials=0)
+    history = eng.history(every[:-1], np.arange(11.0))  # one configuration left
+    s = eng.suggest(SPACE, history, trial_index=11, n_issued=11)
+    assert s.config == every[-1]
+    full = eng.history(every, np.arange(12.0))
+    for i in range(3):
+        assert eng.suggest(SPACE, full, trial_index=12 + i, n_issued=12 + i).config in every
+    said = warnings_of(records)
+    assert len(said) == 1 and "every configuration of the search space" in said[0]
+
+
+def test_one_free_configuration_among_many_is_found_by_enumeration() -> None:
+    space = MixedSpace([Integer("i", 0, 999)])
+    every = space.decode(space.all_rows(10_000))
+    free = every.pop(637)
+    eng = engine(every[0], n_startup_trials=0)
+    s = eng.suggest(space, eng.history(every, np.zeros(999)), trial_index=0, n_issued=999)
+    assert s.config == free
+
+
+def test_the_same_configuration_is_decided_on_the_space_grid() -> None:
+    space = MixedSpace([Integer("n", 1, 9), Float("x", 0.0, 1.0), Float("q", 0.0, 1.0, step=0.25)])
+    taken = ConfigSet(space)
+    taken.add_configs([{"n": 3, "x": 0.5, "q": 0.5}])
+    assert {"n": 3, "x": 0.5, "q": 0.5} in taken
+    assert {"n": 3, "x": 0.5 + 1e-7, "q": 0.5} not in taken  # a neighbour is another trial
+    rows = space.encode([{"n": 3, "x": 0.5, "q": 0.5}])
+    nudged = rows + np.array([[0.01, 0.0, 0.01]])  # off-grid integer and step: the same point
+    assert taken.contains(nudged)[0]
+    assert {"n": 3, "x": 0.5} not in taken  # another space's configuration is not in it
+
+
+# ---------------------------------------------------------------------------------- fallback
+def test_a_failing_strategy_falls_back_to_a_free_random_configuration_warning_once(
+    records,
+) -> None:
+    eng = engine(FloatingPointError("not positive definite"), n_startup_trials=0)
+    history = eng.history([{"a": "x", "b": 0, "c": True}], [1.0])
+    picks = [eng.suggest(SPACE, history, trial_index=i, n_issued=1) for i in range(3)]
+    assert {s.source for s in picks} == {"fallback"}
+    assert all(s.config != history.configs[0] for s in picks)
+    said = warnings_of(records)
+    assert len(said) == 1 and "failed to suggest (FloatingPointError" in said[0]
+
+
+def test_a_malformed_suggestion_is_a_failure_not_a_crash(records) -> None:
+    eng = engine({"a": "w", "b": 0, "c": True}, n_startup_trials=0)
+    s = eng.suggest(
+        SPACE, eng.history([{"a": "x", "b": 0, "c": True}], [1.0]), trial_index=1, n_issued=1
+    )
+    assert s.source == "fallback" and s.config["a"] in ("x", "y", "z")
+
+
+def test_a_slow_suggestion_warns_once(records) -> None:
+    eng = engine({"a": "y", "b": 1, "c": False}, n_startup_trials=0, slow_suggestion_s=0.0)
+    history = eng.history([{"a": "x", "b": 0, "c": True}], [1.0])
+    for i in range(3):
+        eng.suggest(SPACE, history, trial_index=i, n_issued=1)
+    said = warnings_of(records)
+    assert len(said) == 1 and "for one suggestion" in said[0]
+
+
+# ---------------------------------------------------------------------------------- logging
+def test_core_warnings_go_to_the_adapters_logger_once_per_cause(caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+    reporter = Reporter(logging.getLogger("test.adapter"))
+    with reporting_to(reporter):
+        warn("fit failed", cause="fit")
+        warn("fit failed again", cause="fit")
+    warn("outside any adapter")
+    by_logger = [(r.name, r.levelno, r.getMessage()) for r in caplog.records]
+    assert by_logger == [
+        ("test.adapter", logging.WARNING, "fit failed"),
+        ("test.adapter", logging.DEBUG, "fit failed again"),
+        ("mixbo", logging.WARNING, "outside any adapter"),
+    ]
+
+
+def test_the_strategy_runs_on_one_thread_reporting_to_the_engine(records) -> None:
+    import torch
+
+    class Probe(Strategy):
+        def suggest(self, space, history, n, rng):
+            warn("from inside the strategy")
+            return [{"a": "y", "b": 1, "c": False, "threads": torch.get_num_threads()}] * n
+
+    eng = engine(n_startup_trials=0)
+    eng._strategy = Probe()
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        s = eng.suggest(
+            SPACE, eng.history([{"a": "x", "b": 0, "c": True}], [1.0]), trial_index=1, n_issued=1
+        )
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert s.config["threads"] == 1
+    assert [r.name for r in records.records] == ["test.engine"]
