@@ -16,8 +16,13 @@ from optuna.trial import TrialState
 from common.problem import Problem
 from common.problems import get_problem
 from common.space import Categorical, Float, MixedSpace
-from optuna_plugins import compare, compare_cli, report
-from optuna_plugins.simulated_workers import HALF_NORMAL_SCALE, half_normal_runtimes, simulate
+from optuna_plugins import compare
+from optuna_plugins.compare import cli, report
+from optuna_plugins.compare.simulated_workers import (
+    HALF_NORMAL_SCALE,
+    half_normal_runtimes,
+    simulate,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -294,7 +299,7 @@ def test_mixbo_compare_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         "--no-progress",
         "--quiet",
     ]
-    assert compare_cli.main(argv) == 0
+    assert cli.main(argv) == 0
 
     runs = _read(out / "runs.csv")
     assert list(runs[0]) == list(report.RUN_COLUMNS)
@@ -353,7 +358,7 @@ def test_mixbo_compare_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
     # the report can be rebuilt from the CSVs alone, identically
     (out / "results.md").unlink()
-    assert compare_cli.main(["--report-only", str(out)]) == 0
+    assert cli.main(["--report-only", str(out)]) == 0
     assert (out / "results.md").read_text() == md.replace(
         "Command: `mixbo-compare " + " ".join(argv) + "`\n\n", ""
     )
@@ -374,8 +379,8 @@ def test_parallel_jobs_give_the_same_trials(tmp_path: Path) -> None:
         "--no-progress",
         "--quiet",
     ]
-    assert compare_cli.main([*common, "-o", str(tmp_path / "one")]) == 0
-    assert compare_cli.main([*common, "-j", "2", "-o", str(tmp_path / "two")]) == 0
+    assert cli.main([*common, "-o", str(tmp_path / "one")]) == 0
+    assert cli.main([*common, "-j", "2", "-o", str(tmp_path / "two")]) == 0
     one, two = _read(tmp_path / "one" / "trials.csv"), _read(tmp_path / "two" / "trials.csv")
     drop = ("suggest_seconds",)
     assert [{k: v for k, v in r.items() if k not in drop} for r in one] == [
@@ -386,40 +391,40 @@ def test_parallel_jobs_give_the_same_trials(tmp_path: Path) -> None:
 def test_console_script_and_cli_errors(capsys: pytest.CaptureFixture[str]) -> None:
     tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["mixbo-compare"] == "optuna_plugins.compare_cli:main"
-    assert compare_cli.main(["--list"]) == 0
+    assert scripts["mixbo-compare"] == "optuna_plugins.compare.cli:main"
+    assert cli.main(["--list"]) == 0
     listed = capsys.readouterr().out
     assert "func2c" in listed and "cocabo (mixbo)" in listed
     with pytest.raises(SystemExit):
-        compare_cli.main(["-s", "no-such-sampler"])
+        cli.main(["-s", "no-such-sampler"])
     with pytest.raises(SystemExit):
-        compare_cli.main(["-p", "no-such-problem"])
-    assert compare_cli._expand_samplers(["ours", "random"])[-1] == "random"
-    assert "cocabo" in compare_cli._expand_samplers(["all"])
+        cli.main(["-p", "no-such-problem"])
+    assert cli._expand_samplers(["ours", "random"])[-1] == "random"
+    assert "cocabo" in cli._expand_samplers(["all"])
 
 
 def test_the_default_run_compares_every_one_of_our_samplers_with_optunas() -> None:
-    defaults = compare_cli.parser().parse_args([]).samplers
-    assert set(compare_cli._expand_samplers(["ours"])) <= set(defaults)
+    defaults = cli.parser().parse_args([]).samplers
+    assert set(cli._expand_samplers(["ours"])) <= set(defaults)
     assert {"tpe", "gp"} <= set(defaults)
 
 
 def test_interrupted_comparison_keeps_finished_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = compare_cli.execute
+    real = cli.execute
     calls = []
 
-    def execute(task: compare_cli.Task, on_trial: Any = None) -> compare_cli.Outcome:
+    def execute(task: cli.Task, on_trial: Any = None) -> cli.Outcome:
         calls.append(task)
         if len(calls) == 3:
             raise KeyboardInterrupt
         return real(task, on_trial)
 
-    monkeypatch.setattr(compare_cli, "execute", execute)
+    monkeypatch.setattr(cli, "execute", execute)
     out = tmp_path / "partial"
     argv = ["-p", "func2c", "-s", "random", "tpe", "--seeds", "2", "-n", "3", "-o", str(out)]
-    assert compare_cli.main([*argv, "--no-progress", "--quiet"]) == 130
+    assert cli.main([*argv, "--no-progress", "--quiet"]) == 130
     # seeds run in order, so the two finished runs are both samplers on seed 0
     runs = _read(out / "runs.csv")
     assert [(r["sampler"], r["seed"]) for r in runs] == [("random", "0"), ("tpe", "0")]

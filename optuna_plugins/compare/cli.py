@@ -1,7 +1,7 @@
 """``mixbo-compare``: mixbo's samplers against Optuna's built-in ones, in one command.
 
-Runs every (problem, sampler, seed, workers) combination with ``optuna_plugins.compare.run``,
-sequentially or in ``--jobs`` processes, with a progress bar, and writes into ``--out``:
+Runs every (problem, sampler, seed, workers) combination with ``runner.run``, sequentially or in
+``--jobs`` processes, with a progress bar, and writes into ``--out``:
 
 - ``trials.csv``: one row per trial (value, noise-free value, best so far, simulated start and end
   time, seconds the suggestion took, parameters as JSON);
@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from optuna_plugins import compare, report
+from optuna_plugins.compare import report, runner
 
 DEFAULT_PROBLEMS = ("func2c", "contamination")
 DEFAULT_SAMPLERS = ("cocabo", "casmopolitan", "bofm", "tpe", "random", "gp")
@@ -94,13 +94,13 @@ def _run_row(task: Task, status: str, **extra: Any) -> dict[str, Any]:
         workers=task.workers,
         status=status,
         n_trials=task.n_trials,
-        mixbo=compare.is_ours(task.sampler),
+        mixbo=runner.is_ours(task.sampler),
     )
     row.update(extra)
     return row
 
 
-def _trial_rows(task: Task, result: compare.RunResult) -> list[dict[str, Any]]:
+def _trial_rows(task: Task, result: runner.RunResult) -> list[dict[str, Any]]:
     finished = np.empty(len(result.values), dtype=int)
     finished[result.finish_order] = np.arange(1, len(result.finish_order) + 1)
     best = report.best_so_far(result.true_values[result.finish_order])
@@ -139,7 +139,7 @@ def execute(task: Task, on_trial: Callable[[int], None] | None = None) -> Outcom
     start = time.perf_counter()
     try:
         problem = _problem(task.problem)
-        result = compare.run(
+        result = runner.run(
             problem,
             task.sampler,
             task.seed,
@@ -229,7 +229,7 @@ def plan(
                     if error is not None:
                         known.append(Outcome(task, _run_row(task, "failed", error=error)))
                         continue
-                    reason = compare.skip_reason(s, space)
+                    reason = runner.skip_reason(s, space)
                     if reason is not None:
                         known.append(Outcome(task, _run_row(task, "skipped", error=reason)))
                     else:
@@ -365,11 +365,11 @@ def _expand_samplers(names: Sequence[str]) -> list[str]:
     out: list[str] = []
     for name in names:
         if name == "all":
-            out += list(compare.SAMPLERS)
+            out += list(runner.SAMPLERS)
         elif name == "ours":
-            out += [s for s in compare.SAMPLERS if compare.is_ours(s)]
+            out += [s for s in runner.SAMPLERS if runner.is_ours(s)]
         elif name == "optuna":
-            out += [s for s in OPTUNA_SAMPLERS if s in compare.SAMPLERS]
+            out += [s for s in OPTUNA_SAMPLERS if s in runner.SAMPLERS]
         else:
             out.append(name)
     return list(dict.fromkeys(out))
@@ -399,7 +399,7 @@ def parser() -> argparse.ArgumentParser:
         nargs="+",
         default=list(DEFAULT_SAMPLERS),
         metavar="NAME",
-        help=f"samplers, from: {', '.join(compare.SAMPLERS)}; or 'ours', 'optuna', 'all'",
+        help=f"samplers, from: {', '.join(runner.SAMPLERS)}; or 'ours', 'optuna', 'all'",
     )
     p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="number of seeds per sampler")
     p.add_argument(
@@ -450,7 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("problems:", " ".join(PROBLEMS))
         print(
             "samplers:",
-            " ".join(f"{s} (mixbo)" if compare.is_ours(s) else s for s in compare.SAMPLERS),
+            " ".join(f"{s} (mixbo)" if runner.is_ours(s) else s for s in runner.SAMPLERS),
         )
         return 0
     if args.report_only:
@@ -458,11 +458,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {md} and {len(pngs)} plot(s)")
         return 0
     samplers = _expand_samplers(args.samplers)
-    unknown = [s for s in samplers if s not in compare.SAMPLERS]
+    unknown = [s for s in samplers if s not in runner.SAMPLERS]
     if unknown:
         parser().error(
             f"unknown sampler(s) {', '.join(unknown)}; choose from "
-            f"{', '.join(compare.SAMPLERS)}, ours, optuna, all"
+            f"{', '.join(runner.SAMPLERS)}, ours, optuna, all"
         )
     from common.problems import PROBLEMS
 

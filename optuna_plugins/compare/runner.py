@@ -2,9 +2,9 @@
 
 The engine behind ``mixbo-compare``: a sampler registry (name -> factory) and one function that runs
 one (problem, sampler, seed) study and returns the value of every trial in order, either
-sequentially or on ``k`` simulated asynchronous workers (``optuna_plugins.simulated_workers``:
-half-normal runtimes of mean 1, RUNNING trials pending, no real waiting). The command line, the
-table and the plots live in ``optuna_plugins.compare_cli`` and ``optuna_plugins.report``.
+sequentially or on ``k`` simulated asynchronous workers (``simulated_workers``: half-normal
+runtimes of mean 1, RUNNING trials pending, no real waiting). The command line, the table and the
+plots live in ``cli`` and ``report``.
 
 Example::
 
@@ -136,7 +136,7 @@ def run(
     """
     from optuna.trial import TrialState
 
-    from optuna_plugins.simulated_workers import half_normal_runtimes, simulate
+    from optuna_plugins.compare.simulated_workers import half_normal_runtimes, simulate
 
     factory = SAMPLERS[sampler] if isinstance(sampler, str) else sampler
     objective = problem.function
