@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -430,3 +432,61 @@ def test_interrupted_comparison_keeps_finished_runs(
     assert [(r["sampler"], r["seed"]) for r in runs] == [("random", "0"), ("tpe", "0")]
     assert len(_read(out / "trials.csv")) == 2 * 3
     assert "(interrupted)" in (out / "results.md").read_text()
+
+
+# ------------------------------------------------------------------------- the compare extra
+_SAMPLERS_ALONE = """
+import sys
+
+import optuna  # Optuna imports tqdm itself (its own dependency): unload it, then block both
+
+for name in [m for m in sys.modules if m.split(".")[0] == "tqdm"]:
+    del sys.modules[name]
+assert "matplotlib" not in sys.modules, "Optuna imported matplotlib"
+sys.modules["tqdm"] = sys.modules["matplotlib"] = None  # any later import of them raises
+
+import optuna_plugins
+
+optuna.logging.set_verbosity(optuna.logging.ERROR)
+cs = ("a", "bb")
+for name in optuna_plugins.__all__:
+    sampler = getattr(optuna_plugins, name)(seed=0, n_startup_trials=2)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) + len(t.suggest_categorical("c", cs)), 4)
+loaded = sorted(m for m in sys.modules if m.startswith("optuna_plugins.compare"))
+assert not loaded, loaded
+"""
+
+
+def test_the_samplers_need_neither_matplotlib_nor_tqdm() -> None:
+    """``pip install mixbo`` (no ``compare`` extra) must be enough to import and run a sampler."""
+    done = subprocess.run(
+        [sys.executable, "-c", _SAMPLERS_ALONE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_mixbo_compare_without_its_extra_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if matplotlib were not installed
+    out = tmp_path / "results"
+    argv = ["-p", "func2c", "-s", "random", "--seeds", "1", "-n", "2", "-o", str(out)]
+    assert cli.main([*argv, "--no-progress", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "matplotlib" in err and "tqdm" not in err and "pip install 'mixbo[compare]'" in err
+    assert not out.exists()  # it stopped before running anything
+    assert cli.main(["--list"]) == 0  # listing needs neither
+
+
+def test_plotting_libraries_are_only_in_the_compare_extra() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names = [req.split(">")[0].split("[")[0] for req in project["dependencies"]]
+    assert "matplotlib" not in names and "tqdm" not in names
+    extra = [req.split(">")[0] for req in project["optional-dependencies"]["compare"]]
+    assert {"matplotlib", "tqdm"} <= set(extra)

@@ -1,9 +1,9 @@
 """``mixbo-compare``: mixbo's samplers against Optuna's built-in ones on benchmark problems.
 
-Needs the ``compare`` extra (``pip install 'mixbo[compare]'``: matplotlib, tqdm); the samplers do
-not import this package. ``runner`` runs one study (``run``, the ``SAMPLERS`` registry),
-``simulated_workers`` simulates asynchronous workers, ``report`` builds the table and plots, and
-``cli`` is the command line.
+``runner`` runs one study (``run``, the ``SAMPLERS`` registry), ``simulated_workers`` simulates
+asynchronous workers, ``report`` builds the table and the plots, ``cli`` is the command line. The
+plots and the progress bar need the ``compare`` extra (``pip install 'mixbo[compare]'``:
+matplotlib, tqdm), imported only where used; the samplers never import this package.
 """
 
 from optuna_plugins.compare.runner import (

@@ -11,6 +11,7 @@ Runs every (problem, sampler, seed, workers) combination with ``runner.run``, se
 
 A sampler that raises fails only its own run: the error is recorded and the comparison goes on.
 CMA-ES is skipped on problems with categorical parameters (it has none) and the table says so.
+Needs the ``compare`` extra (matplotlib, tqdm); without it the command says what to install.
 
 Examples::
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib
 import json
 import math
 import multiprocessing
@@ -50,6 +52,7 @@ DEFAULT_SEEDS = 3
 DEFAULT_TRIALS = 40
 DEFAULT_OUT = "mixbo-results"
 OPTUNA_SAMPLERS = ("random", "tpe", "gp", "cmaes")
+EXTRA_MODULES = ("matplotlib", "tqdm")  # the `compare` extra's modules the command needs
 _CHEAP = {"random", "tpe", "cmaes"}  # started last when runs are spread over processes
 
 
@@ -361,6 +364,17 @@ def write_csvs(folder: Path, outcomes: Sequence[Outcome]) -> None:
 
 
 # ------------------------------------------------------------------------------------ the command
+def _missing_extra() -> list[str]:
+    """The ``compare`` extra's modules that cannot be imported (after ``pip install mixbo``)."""
+    missing = []
+    for name in EXTRA_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    return missing
+
+
 def _expand_samplers(names: Sequence[str]) -> list[str]:
     out: list[str] = []
     for name in names:
@@ -453,6 +467,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             " ".join(f"{s} (mixbo)" if runner.is_ours(s) else s for s in runner.SAMPLERS),
         )
         return 0
+    missing = _missing_extra()
+    if missing:
+        print(
+            f"mixbo-compare needs {' and '.join(missing)}, which come with its extra: "
+            "pip install 'mixbo[compare]'",
+            file=sys.stderr,
+        )
+        return 1
     if args.report_only:
         md, pngs = report.write_report(args.report_only)
         print(f"wrote {md} and {len(pngs)} plot(s)")
