@@ -147,7 +147,7 @@ def test_run_is_reproducible_and_sequential_by_default() -> None:
 
 
 class _NoisyObjective:
-    """Observed value = mean + seeded noise; ``mean`` and ``reseed`` as tabular problems have."""
+    """Observed value = mean + seeded noise, with ``mean`` and ``reseed`` as tabular objectives."""
 
     def __init__(self) -> None:
         self.rng = np.random.default_rng(0)
@@ -164,13 +164,17 @@ class _NoisyObjective:
         return self.mean(config) + float(self.rng.normal())
 
 
-def _toy_problem() -> Problem:
+def _toy_problem(declared: bool = True) -> Problem:
     space = MixedSpace([Float("x", -1.0, 1.0), Categorical("c", ("ok", "bad"))])
-    return Problem("toy", space, _NoisyObjective(), 0.0)
+    objective = _NoisyObjective()
+    if not declared:
+        return Problem("toy", space, objective, 0.0)
+    return Problem("toy", space, objective, 0.0, mean=objective.mean, seed_noise=objective.reseed)
 
 
 def test_run_records_failures_and_noise_free_values() -> None:
-    result = compare.run(_toy_problem(), "random", 0, 20)
+    problem = _toy_problem()
+    result = compare.run(problem, "random", 0, 20)
     bad = [p["c"] == "bad" for p in result.params]
     assert any(bad) and not all(bad)
     for is_bad, v, t, e, p in zip(
@@ -180,8 +184,18 @@ def test_run_records_failures_and_noise_free_values() -> None:
             assert math.isnan(v) and math.isnan(t) and "crashes" in e
         else:
             assert t == pytest.approx(p["x"] ** 2) and v != t and e is None
-    again = compare.run(_toy_problem(), "random", 0, 20)  # reseeded: same noise
+    again = compare.run(problem, "random", 0, 20)  # reseeded: the same noise again
     np.testing.assert_array_equal(result.values, again.values)
+
+
+def test_run_uses_only_the_problems_declared_noise_interface() -> None:
+    """An objective's own ``mean``/``reseed`` methods count only when the Problem declares them."""
+    problem = _toy_problem(declared=False)
+    result = compare.run(problem, "random", 0, 20)
+    ok = ~np.isnan(result.values)
+    np.testing.assert_array_equal(result.true_values[ok], result.values[ok])  # no mean: observed
+    again = compare.run(problem, "random", 0, 20)  # not reseeded: the noise goes on
+    assert not np.array_equal(result.values[ok], again.values[ok])
 
 
 def test_skip_reason_cmaes_only_without_categoricals() -> None:

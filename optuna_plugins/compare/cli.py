@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from common.problem import Problem
 from optuna_plugins.compare import report, runner
 
 DEFAULT_PROBLEMS = ("func2c", "contamination")
@@ -76,11 +77,11 @@ class Outcome:
 
 
 # ------------------------------------------------------------------------------------ one run
-_PROBLEM_CACHE: dict[str, Any] = {}
+_PROBLEM_CACHE: dict[str, Problem] = {}
 _PROGRESS_QUEUE: Any = None
 
 
-def _problem(name: str) -> Any:
+def _problem(name: str) -> Problem:
     from common.problems import get_problem
 
     if name not in _PROBLEM_CACHE:
@@ -161,7 +162,7 @@ def execute(task: Task, on_trial: Callable[[int], None] | None = None) -> Outcom
                 elapsed_seconds=f"{time.perf_counter() - start:.3f}",
             ),
         )
-    optimum = getattr(problem, "optimum", None)
+    optimum = problem.optimum
     row = _run_row(
         task,
         "ok",

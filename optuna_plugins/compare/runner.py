@@ -97,8 +97,8 @@ class RunResult:
     """Every trial of one run, indexed by trial number (ask order).
 
     ``values`` are the observed (possibly noisy) values, NaN where the evaluation failed;
-    ``true_values`` the noise-free ones where the problem's objective has a ``mean(config)`` method
-    (tabular benchmarks), else the observed ones. ``start_times``/``end_times`` are simulated
+    ``true_values`` the noise-free ones where the problem has a ``mean`` (noisy tabular
+    benchmarks), else the observed ones. ``start_times``/``end_times`` are simulated
     (trials last a half-normal time of mean 1 on ``workers`` workers); ``finish_order`` lists the
     trial numbers in the order they finished (trial order when ``workers == 1``).
     """
@@ -130,20 +130,16 @@ def run(
     budget lasts; each finishes after a half-normal runtime of mean 1 drawn from a stream that
     depends only on ``seed``, and is told in order of simulated finish time. An objective that
     raises or returns NaN gives a FAILed trial (value NaN) and the run goes on; an exception from
-    the sampler propagates. A noisy objective with a ``reseed(seed)`` method is reseeded with
-    ``seed`` first, so a run replays the same noise whatever ran before it. ``on_trial(n_done)`` is
-    called after each tell (for progress bars).
+    the sampler propagates. The problem is reseeded with ``seed`` first (``Problem.reseed``), so a
+    run replays the same noise whatever ran before it. ``on_trial(n_done)`` is called after each
+    tell (for progress bars).
     """
     from optuna.trial import TrialState
 
     from optuna_plugins.compare.simulated_workers import half_normal_runtimes, simulate
 
     factory = SAMPLERS[sampler] if isinstance(sampler, str) else sampler
-    objective = problem.function
-    if callable(getattr(objective, "reseed", None)):
-        objective.reseed(seed)
-    noise_free = getattr(objective, "mean", None)
-    noise_free = noise_free if callable(noise_free) else None
+    problem.reseed(seed)
     study = optuna.create_study(sampler=factory(seed), direction="minimize")
     dists = distributions(problem.space)
 
@@ -167,7 +163,8 @@ def run(
             value = problem(params[i])
             if not math.isfinite(value):
                 raise ValueError(f"objective returned {value}")
-            true = float(noise_free(params[i])) if noise_free is not None else value
+            # a deterministic objective's value is its noise-free one: not evaluated twice
+            true = problem.noise_free(params[i]) if problem.mean is not None else value
         except Exception as exc:  # a failed evaluation is a FAILed trial, not a failed run
             errors[i] = f"{type(exc).__name__}: {exc}"
             study.tell(trial, state=TrialState.FAIL)
