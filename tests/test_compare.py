@@ -205,6 +205,16 @@ def test_skip_reason_cmaes_only_without_categoricals() -> None:
     assert compare.is_ours("cocabo") and not compare.is_ours("tpe")
 
 
+def test_every_mixbo_sampler_is_registered_as_ours() -> None:
+    import optuna_plugins
+
+    assert {cls.__name__ for cls in compare.MIXBO_SAMPLERS.values()} == set(optuna_plugins.__all__)
+    for name, cls in compare.MIXBO_SAMPLERS.items():
+        sampler = compare.SAMPLERS[name](3)
+        assert type(sampler) is cls and compare.is_ours(name)
+    assert not any(compare.is_ours(s) for s in cli.OPTUNA_SAMPLERS + ("tpe-cl",))
+
+
 # ------------------------------------------------------------------------- regret maths
 def test_best_so_far_and_regret() -> None:
     v = np.array([np.nan, 3.0, 5.0, np.nan, 1.0, 2.0])

@@ -8,6 +8,7 @@ matplotlib, tqdm), imported only where used; the samplers never import this pack
 
 from optuna_plugins.compare.runner import (
     APPLIES,
+    MIXBO_SAMPLERS,
     SAMPLERS,
     RunResult,
     SamplerFactory,
@@ -19,6 +20,7 @@ from optuna_plugins.compare.runner import (
 
 __all__ = [
     "APPLIES",
+    "MIXBO_SAMPLERS",
     "SAMPLERS",
     "RunResult",
     "SamplerFactory",

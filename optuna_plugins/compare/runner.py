@@ -31,25 +31,26 @@ from optuna.distributions import (
 
 from common.problem import Problem
 from common.space import Categorical, Float, MixedSpace
+from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler
+from optuna_plugins._base import MixedBOSampler
 
 SamplerFactory = Callable[[int], optuna.samplers.BaseSampler]
 
+# mixbo's own samplers, by registry name; everything else in SAMPLERS is an Optuna baseline.
+MIXBO_SAMPLERS: dict[str, type[MixedBOSampler]] = {
+    "cocabo": CoCaBOSampler,
+    "casmopolitan": CasmopolitanSampler,
+    "bofm": BOFMSampler,
+}
 
-def _ours(name: str) -> SamplerFactory:
-    def make(seed: int) -> optuna.samplers.BaseSampler:
-        import optuna_plugins
 
-        return getattr(optuna_plugins, name)(seed=seed)
-
-    make.mixbo = True  # type: ignore[attr-defined]  # marks mixbo's own samplers (see `is_ours`)
-    return make
+def _ours(cls: type[MixedBOSampler]) -> SamplerFactory:
+    return lambda seed: cls(seed=seed)
 
 
 # Baselines get their best default set-up: TPE and GPSampler with Optuna 5's defaults.
 SAMPLERS: dict[str, SamplerFactory] = {
-    "cocabo": _ours("CoCaBOSampler"),
-    "casmopolitan": _ours("CasmopolitanSampler"),
-    "bofm": _ours("BOFMSampler"),
+    **{name: _ours(cls) for name, cls in MIXBO_SAMPLERS.items()},
     "random": lambda seed: optuna.samplers.RandomSampler(seed=seed),
     "tpe": lambda seed: optuna.samplers.TPESampler(seed=seed),
     "tpe-cl": lambda seed: optuna.samplers.TPESampler(seed=seed, constant_liar=True),  # async
@@ -60,7 +61,7 @@ SAMPLERS: dict[str, SamplerFactory] = {
 
 def is_ours(sampler: str) -> bool:
     """Whether the registered sampler ``sampler`` is one of mixbo's (not an Optuna baseline)."""
-    return bool(getattr(SAMPLERS.get(sampler), "mixbo", False))
+    return sampler in MIXBO_SAMPLERS
 
 
 def _no_categoricals(space: MixedSpace) -> str | None:
