@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +18,13 @@ from optuna.trial import TrialState
 from common.problem import Problem
 from common.problems import get_problem
 from common.space import Categorical, Float, MixedSpace
-from optuna_plugins import compare, compare_cli, report
-from optuna_plugins.simulated_workers import HALF_NORMAL_SCALE, half_normal_runtimes, simulate
+from optuna_plugins import compare
+from optuna_plugins.compare import cli, report
+from optuna_plugins.compare.simulated_workers import (
+    HALF_NORMAL_SCALE,
+    half_normal_runtimes,
+    simulate,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -140,7 +147,7 @@ def test_run_is_reproducible_and_sequential_by_default() -> None:
 
 
 class _NoisyObjective:
-    """Observed value = mean + seeded noise; ``mean`` and ``reseed`` as tabular problems have."""
+    """Observed value = mean + seeded noise, with ``mean`` and ``reseed`` as tabular objectives."""
 
     def __init__(self) -> None:
         self.rng = np.random.default_rng(0)
@@ -157,13 +164,17 @@ class _NoisyObjective:
         return self.mean(config) + float(self.rng.normal())
 
 
-def _toy_problem() -> Problem:
+def _toy_problem(declared: bool = True) -> Problem:
     space = MixedSpace([Float("x", -1.0, 1.0), Categorical("c", ("ok", "bad"))])
-    return Problem("toy", space, _NoisyObjective(), 0.0)
+    objective = _NoisyObjective()
+    if not declared:
+        return Problem("toy", space, objective, 0.0)
+    return Problem("toy", space, objective, 0.0, mean=objective.mean, seed_noise=objective.reseed)
 
 
 def test_run_records_failures_and_noise_free_values() -> None:
-    result = compare.run(_toy_problem(), "random", 0, 20)
+    problem = _toy_problem()
+    result = compare.run(problem, "random", 0, 20)
     bad = [p["c"] == "bad" for p in result.params]
     assert any(bad) and not all(bad)
     for is_bad, v, t, e, p in zip(
@@ -173,8 +184,18 @@ def test_run_records_failures_and_noise_free_values() -> None:
             assert math.isnan(v) and math.isnan(t) and "crashes" in e
         else:
             assert t == pytest.approx(p["x"] ** 2) and v != t and e is None
-    again = compare.run(_toy_problem(), "random", 0, 20)  # reseeded: same noise
+    again = compare.run(problem, "random", 0, 20)  # reseeded: the same noise again
     np.testing.assert_array_equal(result.values, again.values)
+
+
+def test_run_uses_only_the_problems_declared_noise_interface() -> None:
+    """An objective's own ``mean``/``reseed`` methods count only when the Problem declares them."""
+    problem = _toy_problem(declared=False)
+    result = compare.run(problem, "random", 0, 20)
+    ok = ~np.isnan(result.values)
+    np.testing.assert_array_equal(result.true_values[ok], result.values[ok])  # no mean: observed
+    again = compare.run(problem, "random", 0, 20)  # not reseeded: the noise goes on
+    assert not np.array_equal(result.values[ok], again.values[ok])
 
 
 def test_skip_reason_cmaes_only_without_categoricals() -> None:
@@ -182,6 +203,16 @@ def test_skip_reason_cmaes_only_without_categoricals() -> None:
     assert compare.skip_reason("cmaes", MixedSpace([Float("x", 0.0, 1.0)])) is None
     assert compare.skip_reason("random", get_problem("func2c").space) is None
     assert compare.is_ours("cocabo") and not compare.is_ours("tpe")
+
+
+def test_every_mixbo_sampler_is_registered_as_ours() -> None:
+    import optuna_plugins
+
+    assert {cls.__name__ for cls in compare.MIXBO_SAMPLERS.values()} == set(optuna_plugins.__all__)
+    for name, cls in compare.MIXBO_SAMPLERS.items():
+        sampler = compare.SAMPLERS[name](3)
+        assert type(sampler) is cls and compare.is_ours(name)
+    assert not any(compare.is_ours(s) for s in cli.OPTUNA_SAMPLERS + ("tpe-cl",))
 
 
 # ------------------------------------------------------------------------- regret maths
@@ -294,7 +325,7 @@ def test_mixbo_compare_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         "--no-progress",
         "--quiet",
     ]
-    assert compare_cli.main(argv) == 0
+    assert cli.main(argv) == 0
 
     runs = _read(out / "runs.csv")
     assert list(runs[0]) == list(report.RUN_COLUMNS)
@@ -353,7 +384,7 @@ def test_mixbo_compare_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
     # the report can be rebuilt from the CSVs alone, identically
     (out / "results.md").unlink()
-    assert compare_cli.main(["--report-only", str(out)]) == 0
+    assert cli.main(["--report-only", str(out)]) == 0
     assert (out / "results.md").read_text() == md.replace(
         "Command: `mixbo-compare " + " ".join(argv) + "`\n\n", ""
     )
@@ -374,8 +405,8 @@ def test_parallel_jobs_give_the_same_trials(tmp_path: Path) -> None:
         "--no-progress",
         "--quiet",
     ]
-    assert compare_cli.main([*common, "-o", str(tmp_path / "one")]) == 0
-    assert compare_cli.main([*common, "-j", "2", "-o", str(tmp_path / "two")]) == 0
+    assert cli.main([*common, "-o", str(tmp_path / "one")]) == 0
+    assert cli.main([*common, "-j", "2", "-o", str(tmp_path / "two")]) == 0
     one, two = _read(tmp_path / "one" / "trials.csv"), _read(tmp_path / "two" / "trials.csv")
     drop = ("suggest_seconds",)
     assert [{k: v for k, v in r.items() if k not in drop} for r in one] == [
@@ -386,42 +417,100 @@ def test_parallel_jobs_give_the_same_trials(tmp_path: Path) -> None:
 def test_console_script_and_cli_errors(capsys: pytest.CaptureFixture[str]) -> None:
     tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["mixbo-compare"] == "optuna_plugins.compare_cli:main"
-    assert compare_cli.main(["--list"]) == 0
+    assert scripts["mixbo-compare"] == "optuna_plugins.compare.cli:main"
+    assert cli.main(["--list"]) == 0
     listed = capsys.readouterr().out
     assert "func2c" in listed and "cocabo (mixbo)" in listed
     with pytest.raises(SystemExit):
-        compare_cli.main(["-s", "no-such-sampler"])
+        cli.main(["-s", "no-such-sampler"])
     with pytest.raises(SystemExit):
-        compare_cli.main(["-p", "no-such-problem"])
-    assert compare_cli._expand_samplers(["ours", "random"])[-1] == "random"
-    assert "cocabo" in compare_cli._expand_samplers(["all"])
+        cli.main(["-p", "no-such-problem"])
+    assert cli._expand_samplers(["ours", "random"])[-1] == "random"
+    assert "cocabo" in cli._expand_samplers(["all"])
 
 
 def test_the_default_run_compares_every_one_of_our_samplers_with_optunas() -> None:
-    defaults = compare_cli.parser().parse_args([]).samplers
-    assert set(compare_cli._expand_samplers(["ours"])) <= set(defaults)
+    defaults = cli.parser().parse_args([]).samplers
+    assert set(cli._expand_samplers(["ours"])) <= set(defaults)
     assert {"tpe", "gp"} <= set(defaults)
 
 
 def test_interrupted_comparison_keeps_finished_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = compare_cli.execute
+    real = cli.execute
     calls = []
 
-    def execute(task: compare_cli.Task, on_trial: Any = None) -> compare_cli.Outcome:
+    def execute(task: cli.Task, on_trial: Any = None) -> cli.Outcome:
         calls.append(task)
         if len(calls) == 3:
             raise KeyboardInterrupt
         return real(task, on_trial)
 
-    monkeypatch.setattr(compare_cli, "execute", execute)
+    monkeypatch.setattr(cli, "execute", execute)
     out = tmp_path / "partial"
     argv = ["-p", "func2c", "-s", "random", "tpe", "--seeds", "2", "-n", "3", "-o", str(out)]
-    assert compare_cli.main([*argv, "--no-progress", "--quiet"]) == 130
+    assert cli.main([*argv, "--no-progress", "--quiet"]) == 130
     # seeds run in order, so the two finished runs are both samplers on seed 0
     runs = _read(out / "runs.csv")
     assert [(r["sampler"], r["seed"]) for r in runs] == [("random", "0"), ("tpe", "0")]
     assert len(_read(out / "trials.csv")) == 2 * 3
     assert "(interrupted)" in (out / "results.md").read_text()
+
+
+# ------------------------------------------------------------------------- the compare extra
+_SAMPLERS_ALONE = """
+import sys
+
+import optuna  # Optuna imports tqdm itself (its own dependency): unload it, then block both
+
+for name in [m for m in sys.modules if m.split(".")[0] == "tqdm"]:
+    del sys.modules[name]
+assert "matplotlib" not in sys.modules, "Optuna imported matplotlib"
+sys.modules["tqdm"] = sys.modules["matplotlib"] = None  # any later import of them raises
+
+import optuna_plugins
+
+optuna.logging.set_verbosity(optuna.logging.ERROR)
+cs = ("a", "bb")
+for name in optuna_plugins.__all__:
+    sampler = getattr(optuna_plugins, name)(seed=0, n_startup_trials=2)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) + len(t.suggest_categorical("c", cs)), 4)
+loaded = sorted(m for m in sys.modules if m.startswith("optuna_plugins.compare"))
+assert not loaded, loaded
+"""
+
+
+def test_the_samplers_need_neither_matplotlib_nor_tqdm() -> None:
+    """``pip install mixbo`` (no ``compare`` extra) must be enough to import and run a sampler."""
+    done = subprocess.run(
+        [sys.executable, "-c", _SAMPLERS_ALONE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_mixbo_compare_without_its_extra_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if matplotlib were not installed
+    out = tmp_path / "results"
+    argv = ["-p", "func2c", "-s", "random", "--seeds", "1", "-n", "2", "-o", str(out)]
+    assert cli.main([*argv, "--no-progress", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "matplotlib" in err and "tqdm" not in err and "pip install 'mixbo[compare]'" in err
+    assert not out.exists()  # it stopped before running anything
+    assert cli.main(["--list"]) == 0  # listing needs neither
+
+
+def test_plotting_libraries_are_only_in_the_compare_extra() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names = [req.split(">")[0].split("[")[0] for req in project["dependencies"]]
+    assert "matplotlib" not in names and "tqdm" not in names
+    extra = [req.split(">")[0] for req in project["optional-dependencies"]["compare"]]
+    assert {"matplotlib", "tqdm"} <= set(extra)

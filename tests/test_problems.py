@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from common import Categorical, Float, Problem
+from common import Categorical, Float, MixedSpace, Problem
 from common.problems import get_problem
 from common.problems.contamination import Contamination, contamination
 from common.problems.pest import PestControl, pest_control
@@ -239,3 +239,22 @@ def test_deterministic_on_random_configs(name: str) -> None:
     again = [get_problem(name)(c) for c in configs]
     assert first == again
     assert all(np.isfinite(first))
+    # deterministic: no noise interface, and its defaults change nothing
+    assert problem.mean is None and problem.seed_noise is None
+    problem.reseed(1)
+    assert [problem.noise_free(c) for c in configs] == first
+
+
+def test_noise_interface_delegates_to_the_declared_functions() -> None:
+    seeds: list[int] = []
+    space = MixedSpace([Float("x", 0.0, 1.0)])
+    problem = Problem(
+        "noisy",
+        space,
+        lambda c: c["x"] + 1.0,
+        mean=lambda c: c["x"],
+        seed_noise=seeds.append,
+    )
+    assert problem({"x": 0.25}) == 1.25 and problem.noise_free({"x": 0.25}) == 0.25
+    problem.reseed(7)
+    assert seeds == [7]

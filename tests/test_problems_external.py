@@ -193,6 +193,20 @@ def test_table_determinism_and_mean_mode(tables) -> None:
     assert [exact(c) for c in configs] == [tables.mean_value("hpolib-naval", c) for c in configs]
     clone = pickle.loads(pickle.dumps(problem))  # carries the rng state: same next draws
     assert [clone(c) for c in configs] == [problem(c) for c in configs]
+    assert exact.mean is None and exact.seed_noise is None  # the mean itself: deterministic
+
+
+def test_table_noise_interface(tables) -> None:
+    problem = tables.hpolib("naval", seed=3)
+    configs = problem.space.decode(problem.space.sample(40, np.random.default_rng(2)))
+    noisy = [problem(c) for c in configs]
+    means = [problem.noise_free(c) for c in configs]
+    assert means == [tables.mean_value(problem, c) for c in configs] and means != noisy
+    problem.reseed(3)  # back to the draws of a problem built with seed 3
+    assert [problem(c) for c in configs] == noisy
+    clone = pickle.loads(pickle.dumps(problem))  # its reseed still drives its own objective
+    clone.reseed(3)
+    assert [clone(c) for c in configs] == noisy
 
 
 def test_table_registry(tables) -> None:

@@ -22,9 +22,10 @@ problem built with the same ``seed`` replays the same sequence. HPOLib returns `
 NAS-Bench-201 returns ``100 - val_acc`` (error in percent), both minimised.
 
 Regret must use the noise-free value: ``Problem.optimum`` is the best **per-configuration mean over
-seeds**, and ``mean_value(problem, config)`` gives a configuration's mean (it also accepts a problem
-name such as ``"hpolib-slice"``). Noisy values can fall below ``optimum``; only ``mean_value(...) -
-optimum`` is a regret. ``noisy=False`` builds a problem whose objective is the mean itself.
+seeds**, and ``problem.noise_free(config)`` (or ``mean_value(problem, config)``, which also accepts
+a problem name such as ``"hpolib-slice"``) gives a configuration's mean. Noisy values can fall
+below ``optimum``; only ``noise_free(...) - optimum`` is a regret. ``problem.reseed(seed)`` restarts
+the seed draws. ``noisy=False`` builds a deterministic problem whose objective is the mean itself.
 """
 
 from __future__ import annotations
@@ -211,7 +212,16 @@ def _build(bench: str, dataset: str, seed: int, noisy: bool) -> Problem:
             params.append(Integer(name, 0, len(choices) - 1))
     objective = TabularObjective(table, seed, noisy)
     name = f"{bench}-{_short(bench, dataset)}"
-    return Problem(name, MixedSpace(params), objective, objective.best_mean)
+    if not noisy:  # the objective is the mean itself: deterministic
+        return Problem(name, MixedSpace(params), objective, objective.best_mean)
+    return Problem(
+        name,
+        MixedSpace(params),
+        objective,
+        objective.best_mean,
+        mean=objective.mean,
+        seed_noise=objective.reseed,
+    )
 
 
 def hpolib(dataset: str, seed: int = 0, *, noisy: bool = True) -> Problem:

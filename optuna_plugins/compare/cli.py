@@ -1,7 +1,7 @@
 """``mixbo-compare``: mixbo's samplers against Optuna's built-in ones, in one command.
 
-Runs every (problem, sampler, seed, workers) combination with ``optuna_plugins.compare.run``,
-sequentially or in ``--jobs`` processes, with a progress bar, and writes into ``--out``:
+Runs every (problem, sampler, seed, workers) combination with ``runner.run``, sequentially or in
+``--jobs`` processes, with a progress bar, and writes into ``--out``:
 
 - ``trials.csv``: one row per trial (value, noise-free value, best so far, simulated start and end
   time, seconds the suggestion took, parameters as JSON);
@@ -11,6 +11,7 @@ sequentially or in ``--jobs`` processes, with a progress bar, and writes into ``
 
 A sampler that raises fails only its own run: the error is recorded and the comparison goes on.
 CMA-ES is skipped on problems with categorical parameters (it has none) and the table says so.
+Needs the ``compare`` extra (matplotlib, tqdm); without it the command says what to install.
 
 Examples::
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib
 import json
 import math
 import multiprocessing
@@ -42,7 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from optuna_plugins import compare, report
+from common.problem import Problem
+from optuna_plugins.compare import report, runner
 
 DEFAULT_PROBLEMS = ("func2c", "contamination")
 DEFAULT_SAMPLERS = ("cocabo", "casmopolitan", "bofm", "tpe", "random", "gp")
@@ -50,6 +53,7 @@ DEFAULT_SEEDS = 3
 DEFAULT_TRIALS = 40
 DEFAULT_OUT = "mixbo-results"
 OPTUNA_SAMPLERS = ("random", "tpe", "gp", "cmaes")
+EXTRA_MODULES = ("matplotlib", "tqdm")  # the `compare` extra's modules the command needs
 _CHEAP = {"random", "tpe", "cmaes"}  # started last when runs are spread over processes
 
 
@@ -73,11 +77,11 @@ class Outcome:
 
 
 # ------------------------------------------------------------------------------------ one run
-_PROBLEM_CACHE: dict[str, Any] = {}
+_PROBLEM_CACHE: dict[str, Problem] = {}
 _PROGRESS_QUEUE: Any = None
 
 
-def _problem(name: str) -> Any:
+def _problem(name: str) -> Problem:
     from common.problems import get_problem
 
     if name not in _PROBLEM_CACHE:
@@ -94,13 +98,13 @@ def _run_row(task: Task, status: str, **extra: Any) -> dict[str, Any]:
         workers=task.workers,
         status=status,
         n_trials=task.n_trials,
-        mixbo=compare.is_ours(task.sampler),
+        mixbo=runner.is_ours(task.sampler),
     )
     row.update(extra)
     return row
 
 
-def _trial_rows(task: Task, result: compare.RunResult) -> list[dict[str, Any]]:
+def _trial_rows(task: Task, result: runner.RunResult) -> list[dict[str, Any]]:
     finished = np.empty(len(result.values), dtype=int)
     finished[result.finish_order] = np.arange(1, len(result.finish_order) + 1)
     best = report.best_so_far(result.true_values[result.finish_order])
@@ -139,7 +143,7 @@ def execute(task: Task, on_trial: Callable[[int], None] | None = None) -> Outcom
     start = time.perf_counter()
     try:
         problem = _problem(task.problem)
-        result = compare.run(
+        result = runner.run(
             problem,
             task.sampler,
             task.seed,
@@ -158,7 +162,7 @@ def execute(task: Task, on_trial: Callable[[int], None] | None = None) -> Outcom
                 elapsed_seconds=f"{time.perf_counter() - start:.3f}",
             ),
         )
-    optimum = getattr(problem, "optimum", None)
+    optimum = problem.optimum
     row = _run_row(
         task,
         "ok",
@@ -229,7 +233,7 @@ def plan(
                     if error is not None:
                         known.append(Outcome(task, _run_row(task, "failed", error=error)))
                         continue
-                    reason = compare.skip_reason(s, space)
+                    reason = runner.skip_reason(s, space)
                     if reason is not None:
                         known.append(Outcome(task, _run_row(task, "skipped", error=reason)))
                     else:
@@ -361,15 +365,26 @@ def write_csvs(folder: Path, outcomes: Sequence[Outcome]) -> None:
 
 
 # ------------------------------------------------------------------------------------ the command
+def _missing_extra() -> list[str]:
+    """The ``compare`` extra's modules that cannot be imported (after ``pip install mixbo``)."""
+    missing = []
+    for name in EXTRA_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    return missing
+
+
 def _expand_samplers(names: Sequence[str]) -> list[str]:
     out: list[str] = []
     for name in names:
         if name == "all":
-            out += list(compare.SAMPLERS)
+            out += list(runner.SAMPLERS)
         elif name == "ours":
-            out += [s for s in compare.SAMPLERS if compare.is_ours(s)]
+            out += [s for s in runner.SAMPLERS if runner.is_ours(s)]
         elif name == "optuna":
-            out += [s for s in OPTUNA_SAMPLERS if s in compare.SAMPLERS]
+            out += [s for s in OPTUNA_SAMPLERS if s in runner.SAMPLERS]
         else:
             out.append(name)
     return list(dict.fromkeys(out))
@@ -399,7 +414,7 @@ def parser() -> argparse.ArgumentParser:
         nargs="+",
         default=list(DEFAULT_SAMPLERS),
         metavar="NAME",
-        help=f"samplers, from: {', '.join(compare.SAMPLERS)}; or 'ours', 'optuna', 'all'",
+        help=f"samplers, from: {', '.join(runner.SAMPLERS)}; or 'ours', 'optuna', 'all'",
     )
     p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="number of seeds per sampler")
     p.add_argument(
@@ -450,19 +465,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("problems:", " ".join(PROBLEMS))
         print(
             "samplers:",
-            " ".join(f"{s} (mixbo)" if compare.is_ours(s) else s for s in compare.SAMPLERS),
+            " ".join(f"{s} (mixbo)" if runner.is_ours(s) else s for s in runner.SAMPLERS),
         )
         return 0
+    missing = _missing_extra()
+    if missing:
+        print(
+            f"mixbo-compare needs {' and '.join(missing)}, which come with its extra: "
+            "pip install 'mixbo[compare]'",
+            file=sys.stderr,
+        )
+        return 1
     if args.report_only:
         md, pngs = report.write_report(args.report_only)
         print(f"wrote {md} and {len(pngs)} plot(s)")
         return 0
     samplers = _expand_samplers(args.samplers)
-    unknown = [s for s in samplers if s not in compare.SAMPLERS]
+    unknown = [s for s in samplers if s not in runner.SAMPLERS]
     if unknown:
         parser().error(
             f"unknown sampler(s) {', '.join(unknown)}; choose from "
-            f"{', '.join(compare.SAMPLERS)}, ours, optuna, all"
+            f"{', '.join(runner.SAMPLERS)}, ours, optuna, all"
         )
     from common.problems import PROBLEMS
 

@@ -2,9 +2,9 @@
 
 The engine behind ``mixbo-compare``: a sampler registry (name -> factory) and one function that runs
 one (problem, sampler, seed) study and returns the value of every trial in order, either
-sequentially or on ``k`` simulated asynchronous workers (``optuna_plugins.simulated_workers``:
-half-normal runtimes of mean 1, RUNNING trials pending, no real waiting). The command line, the
-table and the plots live in ``optuna_plugins.compare_cli`` and ``optuna_plugins.report``.
+sequentially or on ``k`` simulated asynchronous workers (``simulated_workers``: half-normal
+runtimes of mean 1, RUNNING trials pending, no real waiting). The command line, the table and the
+plots live in ``cli`` and ``report``.
 
 Example::
 
@@ -31,25 +31,26 @@ from optuna.distributions import (
 
 from common.problem import Problem
 from common.space import Categorical, Float, MixedSpace
+from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler
+from optuna_plugins._base import MixedBOSampler
 
 SamplerFactory = Callable[[int], optuna.samplers.BaseSampler]
 
+# mixbo's own samplers, by registry name; everything else in SAMPLERS is an Optuna baseline.
+MIXBO_SAMPLERS: dict[str, type[MixedBOSampler]] = {
+    "cocabo": CoCaBOSampler,
+    "casmopolitan": CasmopolitanSampler,
+    "bofm": BOFMSampler,
+}
 
-def _ours(name: str) -> SamplerFactory:
-    def make(seed: int) -> optuna.samplers.BaseSampler:
-        import optuna_plugins
 
-        return getattr(optuna_plugins, name)(seed=seed)
-
-    make.mixbo = True  # type: ignore[attr-defined]  # marks mixbo's own samplers (see `is_ours`)
-    return make
+def _ours(cls: type[MixedBOSampler]) -> SamplerFactory:
+    return lambda seed: cls(seed=seed)
 
 
 # Baselines get their best default set-up: TPE and GPSampler with Optuna 5's defaults.
 SAMPLERS: dict[str, SamplerFactory] = {
-    "cocabo": _ours("CoCaBOSampler"),
-    "casmopolitan": _ours("CasmopolitanSampler"),
-    "bofm": _ours("BOFMSampler"),
+    **{name: _ours(cls) for name, cls in MIXBO_SAMPLERS.items()},
     "random": lambda seed: optuna.samplers.RandomSampler(seed=seed),
     "tpe": lambda seed: optuna.samplers.TPESampler(seed=seed),
     "tpe-cl": lambda seed: optuna.samplers.TPESampler(seed=seed, constant_liar=True),  # async
@@ -60,7 +61,7 @@ SAMPLERS: dict[str, SamplerFactory] = {
 
 def is_ours(sampler: str) -> bool:
     """Whether the registered sampler ``sampler`` is one of mixbo's (not an Optuna baseline)."""
-    return bool(getattr(SAMPLERS.get(sampler), "mixbo", False))
+    return sampler in MIXBO_SAMPLERS
 
 
 def _no_categoricals(space: MixedSpace) -> str | None:
@@ -97,8 +98,8 @@ class RunResult:
     """Every trial of one run, indexed by trial number (ask order).
 
     ``values`` are the observed (possibly noisy) values, NaN where the evaluation failed;
-    ``true_values`` the noise-free ones where the problem's objective has a ``mean(config)`` method
-    (tabular benchmarks), else the observed ones. ``start_times``/``end_times`` are simulated
+    ``true_values`` the noise-free ones where the problem has a ``mean`` (noisy tabular
+    benchmarks), else the observed ones. ``start_times``/``end_times`` are simulated
     (trials last a half-normal time of mean 1 on ``workers`` workers); ``finish_order`` lists the
     trial numbers in the order they finished (trial order when ``workers == 1``).
     """
@@ -130,20 +131,16 @@ def run(
     budget lasts; each finishes after a half-normal runtime of mean 1 drawn from a stream that
     depends only on ``seed``, and is told in order of simulated finish time. An objective that
     raises or returns NaN gives a FAILed trial (value NaN) and the run goes on; an exception from
-    the sampler propagates. A noisy objective with a ``reseed(seed)`` method is reseeded with
-    ``seed`` first, so a run replays the same noise whatever ran before it. ``on_trial(n_done)`` is
-    called after each tell (for progress bars).
+    the sampler propagates. The problem is reseeded with ``seed`` first (``Problem.reseed``), so a
+    run replays the same noise whatever ran before it. ``on_trial(n_done)`` is called after each
+    tell (for progress bars).
     """
     from optuna.trial import TrialState
 
-    from optuna_plugins.simulated_workers import half_normal_runtimes, simulate
+    from optuna_plugins.compare.simulated_workers import half_normal_runtimes, simulate
 
     factory = SAMPLERS[sampler] if isinstance(sampler, str) else sampler
-    objective = problem.function
-    if callable(getattr(objective, "reseed", None)):
-        objective.reseed(seed)
-    noise_free = getattr(objective, "mean", None)
-    noise_free = noise_free if callable(noise_free) else None
+    problem.reseed(seed)
     study = optuna.create_study(sampler=factory(seed), direction="minimize")
     dists = distributions(problem.space)
 
@@ -167,7 +164,8 @@ def run(
             value = problem(params[i])
             if not math.isfinite(value):
                 raise ValueError(f"objective returned {value}")
-            true = float(noise_free(params[i])) if noise_free is not None else value
+            # a deterministic objective's value is its noise-free one: not evaluated twice
+            true = problem.noise_free(params[i]) if problem.mean is not None else value
         except Exception as exc:  # a failed evaluation is a FAILed trial, not a failed run
             errors[i] = f"{type(exc).__name__}: {exc}"
             study.tell(trial, state=TrialState.FAIL)
