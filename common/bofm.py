@@ -45,7 +45,6 @@ class BOFM(Strategy):
         n_raw: int = 512,
         n_spray: int = 128,
         n_starts: int = 10,
-        acq_timeout_sec: float = 5.0,
         pending: str = "playbook",
         penalizer: str = "hlp",
         lipschitz: str = "local",
@@ -58,7 +57,6 @@ class BOFM(Strategy):
         self.n_raw = n_raw
         self.n_spray = n_spray
         self.n_starts = n_starts
-        self.acq_timeout_sec = acq_timeout_sec
 
     def suggest(
         self, space: MixedSpace, history: History, n: int, rng: np.random.Generator
@@ -116,7 +114,6 @@ class BOFM(Strategy):
             starts,
             rng,
             forbidden=None if layout.cont_cols else taken.contains,  # no repeats
-            timeout_sec=self.acq_timeout_sec,
         )
         return np.vstack([ends, pool]), np.concatenate([end_values, pool_values])
 

@@ -1,6 +1,8 @@
 """The BO-FM strategy, its MAP fit, its acquisition optimiser and BOFMSampler."""
 
+import itertools
 import logging
+import time
 
 import numpy as np
 import optuna
@@ -69,6 +71,18 @@ def test_suggestions_are_valid_distinct_and_reproducible():
     assert len(set(new)) == 3 and not keys & set(new)
     again = BOFM().suggest(SPACE, history, 3, np.random.default_rng(0))
     assert again == configs
+
+
+def test_suggestions_do_not_depend_on_the_clock(monkeypatch):
+    """Iteration caps only: a process whose clocks leap forward (a loaded machine) suggests the
+    same points from the same seed."""
+    history = _history(20, pending=1)  # 20 observations: a full restart of the fit
+    expected = BOFM().suggest(SPACE, history, 2, np.random.default_rng(3))
+    leaps = itertools.count()
+    for name in ("process_time", "perf_counter", "monotonic"):
+        real = getattr(time, name)
+        monkeypatch.setattr(time, name, lambda real=real: real() + 1e4 * next(leaps))
+    assert BOFM().suggest(SPACE, history, 2, np.random.default_rng(3)) == expected
 
 
 def test_global_random_states_are_untouched():
