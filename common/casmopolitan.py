@@ -125,7 +125,7 @@ class Casmopolitan(Strategy):
 
     # ------------------------------------------------------------------ the two kinds of point
     def _restart_picker(self, space, X, y, state) -> Callable:
-        from common.trust_region import choose_restart_centre
+        from common.restart_centre import choose_restart_centre
 
         def pick(seen, busy, rng):
             return choose_restart_centre(space, X, y, state, rng, kappa=self.kappa, exclude=seen)

@@ -27,7 +27,6 @@ from common.trust_region import (
     Region,
     TrustRegionConfig,
     box_bounds,
-    choose_restart_centre,
     default_failure_tolerance,
     default_hamming_failure_tolerance,
     initial_state,
@@ -305,21 +304,6 @@ def test_snap_keeps_integer_columns_inside_a_box_wider_than_one_cell() -> None:
     snapped = snap_into_region(space, region, X)
     assert region.contains(snapped).all()
     assert set(np.round(snapped[:, 0], 6)) == {round(float(centre[0]), 6)}
-
-
-def test_restart_centre_avoids_excluded_rows_and_is_inside_the_space() -> None:
-    space = MixedSpace([Categorical(f"h{i}", (0, 1)) for i in range(6)])
-    rng = np.random.default_rng(0)
-    X = space.sample(30, rng)
-    y = rng.random(30)
-    config = _config(n_cat=6, fail=1)
-    state = replay(y, config)
-    assert state.restart >= 1
-    seen = Seen(X)
-    for seed in range(5):
-        x = choose_restart_centre(space, X, y, state, np.random.default_rng(seed), exclude=seen)
-        assert not seen.contains(x[None])[0]
-        assert np.array_equal(space.round(x[None])[0], x)
 
 
 # ---------------------------------------------------------------------- kernel
