@@ -29,7 +29,6 @@ LENGTH_MIN = 2.0**-7
 LENGTH_MAX = 1.6
 FACTOR = 1.5
 SUCCESS_TOLERANCE = 3
-REFERENCE_FAILURE_TOLERANCE = 40
 
 
 def default_hamming_failure_tolerance(n_cat: int) -> int:
