@@ -17,8 +17,6 @@ from botorch.models.model import Model
 
 from common.gp import DTYPE
 
-ACQF_TIMEOUT_SEC = 30.0  # a safety net only: ``maxiter`` bounds the work, independent of load
-
 
 def generate_candidates(*args, **kwargs):
     """BoTorch's ``gen_candidates_scipy`` without its "line search ABNORMAL" warnings.
@@ -91,7 +89,6 @@ def maximize_continuous(
             upper_bounds=full_hi,
             fixed_features=fixed or None,
             options={"maxiter": 100},
-            timeout_sec=ACQF_TIMEOUT_SEC,
         )
         cands_np = cands.detach().numpy()[:, 0, :]
         vals_np = vals.detach().numpy().reshape(-1)

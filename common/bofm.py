@@ -9,7 +9,6 @@ UAI 2021 (seed 004; seed 001 ch. 5 and app. C).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,13 +16,11 @@ from typing import Any
 import numpy as np
 
 from common.busy import BusyPolicy
+from common.configset import ConfigSet
 from common.history import History
-from common.space import Float, MixedSpace
+from common.log import warn
+from common.space import MixedSpace
 from common.strategy import MethodOptions, Strategy, check_integer, encode_pending, random_configs
-
-_logger = logging.getLogger("optuna.mixbo.bofm")
-
-DUPLICATE_TOL = 1e-4  # floats (encoded in [0, 1]) this close count as equal when checking repeats
 
 
 @dataclass(frozen=True)
@@ -43,7 +40,6 @@ class BOFMOptions(MethodOptions):
     n_raw: int = 512
     n_spray: int = 128
     n_starts: int = 10
-    acq_timeout_sec: float = 5.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.graphs, Mapping):
@@ -83,7 +79,6 @@ class BOFM(Strategy):
         self.n_raw = options.n_raw
         self.n_spray = options.n_spray
         self.n_starts = options.n_starts
-        self.acq_timeout_sec = options.acq_timeout_sec
 
     def suggest(
         self, space: MixedSpace, history: History, n: int, rng: np.random.Generator
@@ -125,7 +120,11 @@ class BOFM(Strategy):
                 )
                 candidates, values = self._maximise(acqf, layout, Z, y, taken, rng)
             except Exception as err:  # e.g. a posterior that cannot be computed: random points
-                _logger.warning("BO-FM acquisition failed (%s: %s).", type(err).__name__, err)
+                warn(
+                    f"BO-FM acquisition failed ({type(err).__name__}: {err}); "
+                    "random points instead.",
+                    cause="bofm acquisition",
+                )
                 candidates, values = np.empty((0, layout.dim)), np.empty(0)
             rows.append(pick_distinct(taken, candidates, values, 1, rng))
         return space.decode(layout.to_space(np.vstack(rows)))
@@ -141,7 +140,6 @@ class BOFM(Strategy):
             starts,
             rng,
             forbidden=None if layout.cont_cols else taken.contains,  # no repeats
-            timeout_sec=self.acq_timeout_sec,
         )
         return np.vstack([ends, pool]), np.concatenate([end_values, pool_values])
 
@@ -219,8 +217,6 @@ def pick_distinct(
         if not taken.contains(candidates[i : i + 1])[0]:
             chosen.append(candidates[i])
             taken.add(candidates[i : i + 1])
-    if len(chosen) < n:
-        _logger.warning("BO-FM: %d of %d suggestions are random points.", n - len(chosen), n)
     for attempt in range(100 * n):  # random rows; a small discrete space may be exhausted
         if len(chosen) == n:
             break
@@ -232,35 +228,19 @@ def pick_distinct(
 
 
 class _Taken:
-    """Configurations already evaluated, pending or chosen, compared on the space's grid.
-
-    Model rows are snapped to the space (integers and steps rounded); floats without a step match
-    within ``DUPLICATE_TOL``, every other column exactly.
-    """
+    """Configurations already evaluated, pending or chosen, as model rows of ``layout``: a
+    :class:`common.configset.ConfigSet` (the one definition of the same configuration) seen
+    through the layout's map to the space."""
 
     def __init__(self, space: MixedSpace, layout, X: np.ndarray):
-        self.space, self.layout = space, layout
-        self.tol = np.array(
-            [
-                DUPLICATE_TOL if isinstance(p, Float) and p.step is None else 1e-9
-                for p in space.modelled
-            ]
-        )
-        self.rows = space.round(X)
-
-    def _snap(self, Z: np.ndarray) -> np.ndarray:
-        return self.space.round(self.layout.to_space(Z))
+        self.layout = layout
+        self.configs = ConfigSet(space, X)
 
     def add(self, Z: np.ndarray) -> None:
-        self.rows = np.vstack([self.rows, self._snap(Z)])
+        self.configs.add(self.layout.to_space(Z))
 
     def contains(self, Z: np.ndarray) -> np.ndarray:
         """Which model rows of ``Z`` duplicate a taken configuration."""
-        if not len(self.rows) or not len(Z):
-            return np.zeros(len(Z), dtype=bool)
-        S = self._snap(Z)
-        out = np.zeros(len(S), dtype=bool)
-        for i in range(0, len(S), 256):  # bounded memory: 256 × rows × dim
-            diff = np.abs(S[i : i + 256, None, :] - self.rows[None, :, :])
-            out[i : i + 256] = (diff <= self.tol).all(-1).any(-1)
-        return out
+        if not len(Z):
+            return np.zeros(0, dtype=bool)
+        return self.configs.contains(self.layout.to_space(Z))

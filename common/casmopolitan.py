@@ -16,7 +16,6 @@ history on every call (:func:`common.trust_region.replay`).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +23,9 @@ from typing import Any
 import numpy as np
 
 from common.busy import BusyPolicy
+from common.configset import ConfigSet
 from common.history import History
+from common.log import warn
 from common.space import MixedSpace
 from common.strategy import (
     MethodOptions,
@@ -36,8 +37,6 @@ from common.strategy import (
     fit_cached,
     random_configs,
 )
-
-_logger = logging.getLogger("optuna.mixbo.casmopolitan")
 
 ACQUISITIONS = ("ei", "ucb")
 
@@ -110,7 +109,6 @@ class Casmopolitan(Strategy):
         self, space: MixedSpace, history: History, n: int, rng: np.random.Generator
     ) -> list[dict[str, Any]]:
         from common.kernels import casmopolitan_kernel
-        from common.local_search import Seen
 
         if len(history) == 0 or space.dim == 0:
             return random_configs(space, n, rng)
@@ -119,7 +117,7 @@ class Casmopolitan(Strategy):
         cat, cont = list(space.cat_dims), list(space.cont_dims)
         state = self.trust_region_state(space, history)
         busy = encode_pending(space, history)
-        seen = Seen(X)
+        seen = ConfigSet(space, X)
         seen.add(busy)
         if state.needs_centre:
             pick = self._restart_picker(space, X, y, state)
@@ -145,7 +143,7 @@ class Casmopolitan(Strategy):
 
     # ------------------------------------------------------------------ the two kinds of point
     def _restart_picker(self, space, X, y, state) -> Callable:
-        from common.trust_region import choose_restart_centre
+        from common.restart_centre import choose_restart_centre
 
         def pick(seen, busy, rng):
             return choose_restart_centre(
@@ -177,7 +175,9 @@ class Casmopolitan(Strategy):
                     acqf, space, region, seen, rng, n_starts=self.options.n_starts
                 )
             except Exception as err:  # numerical trouble: a random point of the region
-                _logger.warning("Local search failed (%s); sampling the trust region.", err)
+                warn(
+                    f"Local search failed ({err}); sampling the trust region.", cause="local search"
+                )
                 found = None
             if found is not None:
                 return found[0]

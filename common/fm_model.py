@@ -17,7 +17,8 @@ likelihood plus the log priors (MAP), from 10 initialisations, the first the pre
   warm start, and every ``RESTART_EVERY`` observations, ``N_SCREEN`` random initialisations drawn
   from the reference's ranges with the caller's generator are scored by the objective, and the
   best ``N_RANDOM_RESTARTS`` are refined too; the best optimum wins. Work is bounded by iteration
-  counts (so a fit is reproducible) with a CPU-time safety net.
+  and evaluation counts only, never by a clock, so a fit is a deterministic function of its inputs
+  under any machine load.
 
 Without discrete columns the ModLap kernel is undefined (seed 004 §3.4); the model falls back to a
 Matérn-5/2 ARD kernel with BoTorch's priors and the same fitting.
@@ -27,9 +28,7 @@ Matérn-5/2 ARD kernel with BoTorch's priors and the same fitting.
 
 from __future__ import annotations
 
-import logging
 import math
-import time
 from collections.abc import Mapping
 
 import numpy as np
@@ -43,15 +42,16 @@ from gpytorch.priors import LogNormalPrior, NormalPrior
 from common.fm_kernel import UNIT_SCALE, FMKernel, FMLayout, InverseGammaPrior, log_positive
 from common.gp import DTYPE, load_parameters, model_parameters, standardise
 from common.kernels import matern_kernel
-
-_logger = logging.getLogger("optuna.mixbo.fm_model")
+from common.log import warn
 
 N_SCREEN = 8  # random initialisations scored by the MAP objective at a full restart
 N_RANDOM_RESTARTS = 1  # best-scored random initialisations refined by L-BFGS-B at a full restart
 RESTART_EVERY = 10  # full restarts when the number of observations is a multiple of this
 WARM_MAXITER = 10  # L-BFGS-B iterations from the previous fit (tracks the optimum as data grows)
 RESTART_MAXITER = 25  # L-BFGS-B iterations from a random initialisation
-FIT_TIMEOUT_SEC = 10.0  # CPU-time safety net for one fit (the work is bounded by iterations first)
+# Objective evaluations per L-BFGS-B run, per allowed iteration: a run takes about one evaluation
+# per iteration (the line search rarely backtracks), so this bounds only pathological runs.
+MAXFUN_PER_ITER = 3
 
 # Bounds of the raw (log-space) hyper-parameters during the fit, by the parameter's name.
 _RAW_BOUNDS = {
@@ -103,16 +103,13 @@ def fit_fm_gp(
     warm_start: Mapping[str, torch.Tensor] | None = None,
     *,
     full_restart: bool | None = None,
-    timeout_sec: float = FIT_TIMEOUT_SEC,
 ) -> tuple[SingleTaskGP, dict[str, torch.Tensor]]:
     """A MAP-fitted BO-FM GP and its parameters (the next warm start); never raises on a bad fit.
 
     ``full_restart`` (default: no usable warm start, or ``len(values)`` a multiple of
     ``RESTART_EVERY``) adds the random restarts to the warm-started run; the best optimum wins.
-    The work is bounded by iteration counts, so a fit is a deterministic function of its inputs;
-    ``timeout_sec`` only guards against pathological slowness.
+    The work is bounded by iteration counts, so a fit is a deterministic function of its inputs.
     """
-    deadline = time.process_time() + timeout_sec
     model = build_fm_gp(layout, Z, values)
     objective = _MAPObjective(model)
     runs: list[tuple[dict[str, torch.Tensor], int]] = []
@@ -130,18 +127,18 @@ def fit_fm_gp(
 
     best_loss, best_params = math.inf, None
     for params, maxiter in runs:
-        if time.process_time() > deadline and best_params is not None:
-            break
         load_parameters(model, params)
         try:
-            loss = objective.minimise(maxiter, deadline)
+            loss = objective.minimise(maxiter)
         except Exception as err:  # numerical failure of one run: try the next
-            _logger.warning("BO-FM hyper-parameter fit failed (%s: %s).", type(err).__name__, err)
+            warn(f"BO-FM hyper-parameter fit failed ({type(err).__name__}: {err}).", cause="fm fit")
             continue
         if loss < best_loss:
             best_loss, best_params = loss, model_parameters(model)
     if best_params is None:
-        _logger.warning("BO-FM hyper-parameter fit failed; using default hyper-parameters.")
+        warn(
+            "BO-FM hyper-parameter fit failed; using default hyper-parameters.", cause="fm defaults"
+        )
         model = build_fm_gp(layout, Z, values)
         best_params = model_parameters(model)
     load_parameters(model, best_params)
@@ -194,7 +191,7 @@ class _MAPObjective:
             return math.inf
         return value if math.isfinite(value) else math.inf
 
-    def minimise(self, maxiter: int, deadline: float) -> float:
+    def minimise(self, maxiter: int) -> float:
         from scipy.optimize import minimize
 
         def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
@@ -210,23 +207,15 @@ class _MAPObjective:
             grad = np.concatenate([_grad(p) for p in self.params])
             if not math.isfinite(value) or not np.all(np.isfinite(grad)):
                 return 1e10, np.zeros_like(x)
-            if time.process_time() > deadline:
-                raise _Timeout(value, x.copy())
             return value, grad
 
         x0 = np.concatenate([p.detach().reshape(-1).numpy() for p in self.params])
         lower = [-np.inf if lo is None else lo for lo, _ in self.bounds]
         upper = [np.inf if hi is None else hi for _, hi in self.bounds]
         x0 = np.clip(x0, lower, upper)
-        try:
-            options = {"maxiter": maxiter}
-            result = minimize(
-                fun, x0, jac=True, method="L-BFGS-B", bounds=self.bounds, options=options
-            )
-            x = result.x
-        except _Timeout as stop:
-            x = stop.x
-        self._set(x)
+        options = {"maxiter": maxiter, "maxfun": MAXFUN_PER_ITER * maxiter}
+        result = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=self.bounds, options=options)
+        self._set(result.x)
         return self.value()
 
     def _set(self, x: np.ndarray) -> None:
@@ -235,12 +224,6 @@ class _MAPObjective:
             for p in self.params:
                 p.copy_(torch.as_tensor(x[i : i + p.numel()], dtype=p.dtype).reshape(p.shape))
                 i += p.numel()
-
-
-class _Timeout(Exception):
-    def __init__(self, loss: float, x: np.ndarray):
-        super().__init__("fit timed out")
-        self.loss, self.x = loss, x
 
 
 def _grad(p: torch.Tensor) -> np.ndarray:

@@ -6,7 +6,6 @@ acquisition is maximised, in BoTorch's convention, while the history stores valu
 
 from __future__ import annotations
 
-import logging
 import warnings
 from collections.abc import Callable, Mapping
 
@@ -18,11 +17,10 @@ from botorch.optim.fit import fit_gpytorch_mll_scipy
 from gpytorch.kernels import Kernel
 from gpytorch.mlls import ExactMarginalLogLikelihood
 
-_logger = logging.getLogger("optuna.mixbo.gp")
+from common.log import warn
 
 DTYPE = torch.float64
 FIT_MAXITER = 200  # iteration cap: the result does not depend on the machine's load
-FIT_TIMEOUT_SEC = 60.0  # a safety net against pathological slowness only
 
 
 def standardise(values: np.ndarray) -> np.ndarray:
@@ -94,17 +92,15 @@ def fit_gp(
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                fit_gpytorch_mll_scipy(
-                    mll, options={"maxiter": FIT_MAXITER}, timeout_sec=FIT_TIMEOUT_SEC
-                )
+                fit_gpytorch_mll_scipy(mll, options={"maxiter": FIT_MAXITER})
             if all(torch.isfinite(p).all() for p in model.parameters()):
                 model.eval()
                 return model, model_parameters(model)
         except Exception as err:  # numerical failure of the fit: try the next start
-            _logger.warning("GP hyper-parameter fit failed (%s); retrying from defaults.", err)
+            warn(f"GP hyper-parameter fit failed ({err}); retrying from defaults.", cause="gp fit")
     model = build()
     if warm_start is not None:
         load_parameters(model, warm_start)
-    _logger.warning("GP hyper-parameter fit failed; using unfitted hyper-parameters.")
+    warn("GP hyper-parameter fit failed; using unfitted hyper-parameters.", cause="gp defaults")
     model.eval()
     return model, model_parameters(model)

@@ -9,54 +9,25 @@ CASMOPOLITAN's acquisition optimisers (Wan et al. 2021, §3.3; seed 000 §5.6):
   the box, followed by an L-BFGS-B polish of the best point.
 
 Each neighbourhood (all Hamming-1 neighbours of all starts) is scored in ONE batched call to the
-acquisition; rows already observed, pending or chosen (a :class:`Seen`) are never candidates.
+acquisition; rows already observed, pending or chosen (a :class:`common.configset.ConfigSet`)
+are never candidates.
 
->>> x, value = maximize_in_region(acqf, space, region, Seen(X), rng)
+>>> x, value = maximize_in_region(acqf, space, region, ConfigSet(space, X), rng)
 """
 
 from __future__ import annotations
-
-import logging
 
 import numpy as np
 import torch
 
 from common.acquisition import evaluate, maximize_continuous
+from common.configset import ConfigSet
 from common.gp import DTYPE
+from common.log import warn
 from common.space import MixedSpace
 from common.trust_region import Region
 
-_logger = logging.getLogger("optuna.mixbo.local_search")
-
 MAX_NEIGHBOURS = 1024  # Hamming-1 moves scored per row and step (sampled beyond that)
-
-
-class Seen:
-    """Encoded rows that must not be suggested (observed, pending or already chosen)."""
-
-    def __init__(self, X: np.ndarray | None = None):
-        self._keys: set[bytes] = set()
-        if X is not None:
-            self.add(X)
-
-    @staticmethod
-    def _keys_of(X: np.ndarray) -> list[bytes]:
-        R = np.round(np.asarray(X, dtype=float), 9) + 0.0  # + 0.0 merges -0.0 into 0.0
-        return [r.tobytes() for r in np.atleast_2d(R)]
-
-    def add(self, X: np.ndarray) -> None:
-        X = np.asarray(X, dtype=float)
-        if X.size:
-            self._keys.update(self._keys_of(X))
-
-    def contains(self, X: np.ndarray) -> np.ndarray:
-        X = np.atleast_2d(np.asarray(X, dtype=float))
-        if not self._keys or X.size == 0:
-            return np.zeros(len(X), dtype=bool)
-        return np.fromiter((k in self._keys for k in self._keys_of(X)), bool, count=len(X))
-
-    def __len__(self) -> int:
-        return len(self._keys)
 
 
 # ---------------------------------------------------------------------- region geometry
@@ -220,7 +191,7 @@ def maximize_in_region(
     acqf,
     space: MixedSpace,
     region: Region,
-    seen: Seen,
+    seen: ConfigSet,
     rng: np.random.Generator,
     *,
     n_starts: int = 3,
@@ -264,5 +235,5 @@ def maximize_in_region(
         try:
             x, value = _polish(acqf, space, region, x, value, seen, rng)
         except Exception as err:  # the unpolished point is still a good one
-            _logger.warning("Continuous polish failed (%s); using the local-search point.", err)
+            warn(f"Continuous polish failed ({err}); using the local-search point.", cause="polish")
     return x, value

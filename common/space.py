@@ -130,9 +130,6 @@ class MixedSpace:
         kinds = [isinstance(p, Categorical) for p in self.modelled]
         self.cont_dims: tuple[int, ...] = tuple(i for i, c in enumerate(kinds) if not c)
         self.cat_dims: tuple[int, ...] = tuple(i for i, c in enumerate(kinds) if c)
-        self.int_dims: tuple[int, ...] = tuple(
-            i for i, p in enumerate(self.modelled) if isinstance(p, Integer)
-        )
         # Per-column arrays for vectorised transforms of the continuous columns.
         lo, hi, log, step, is_int = [], [], [], [], []
         for p in self.modelled:

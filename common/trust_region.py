@@ -7,7 +7,8 @@ high-dimensional categorical and mixed search spaces", ICML 2021 (seed 000 §5.6
 The state is a small frozen dataclass and :func:`update_state` a pure function of it and one new
 value, so the state of a study is :func:`replay` of its ordered values: two processes sharing a
 storage, or a restored study, agree on it. The trust-region *centre* is not stored; it is the best
-observation of the current restart (``state.best_index`` into the history).
+observation of the current restart (``state.best_index`` into the history). Nothing here fits a
+model: the next restart's centre, chosen by a GP, is :mod:`common.restart_centre`'s job.
 
 >>> config = TrustRegionConfig.for_dims(n_cat=25, n_cont=0, n_init=10)
 >>> state = replay(values, config)
@@ -16,19 +17,11 @@ observation of the current restart (``state.best_index`` into the history).
 
 from __future__ import annotations
 
-import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from common.local_search import Seen
-    from common.space import MixedSpace
-
-_logger = logging.getLogger("optuna.mixbo.trust_region")
 
 # The reference's constants for the continuous box (unit cube) and the expand/shrink factor.
 LENGTH_INIT = 0.8
@@ -36,7 +29,6 @@ LENGTH_MIN = 2.0**-7
 LENGTH_MAX = 1.6
 FACTOR = 1.5
 SUCCESS_TOLERANCE = 3
-REFERENCE_FAILURE_TOLERANCE = 40
 
 
 def default_hamming_failure_tolerance(n_cat: int) -> int:
@@ -281,56 +273,3 @@ def region_of(
         lower=lower,
         upper=upper,
     )
-
-
-# ---------------------------------------------------------------------- restarts
-def restart_candidates(
-    X: np.ndarray, values: np.ndarray, state: TrustRegionState
-) -> tuple[np.ndarray, np.ndarray]:
-    """The auxiliary GP's data: the best observation of every earlier restart."""
-    idx = np.asarray(state.restart_bests, dtype=int)
-    return X[idx], values[idx]
-
-
-def choose_restart_centre(
-    space: MixedSpace,
-    X: np.ndarray,
-    values: np.ndarray,
-    state: TrustRegionState,
-    rng: np.random.Generator,
-    *,
-    kappa: float = 2.0,
-    n_candidates: int | None = None,
-    exclude: Seen | None = None,
-    kernel_factory: Callable | None = None,
-) -> np.ndarray:
-    """The next restart's centre: argmax of GP-UCB over random candidates (Wan et al., Eq 5.13).
-
-    The auxiliary GP is fitted to the best point of every earlier restart; candidates are uniform
-    over the space, ``min(100·dim, 2000)`` of them, without those in ``exclude`` (a
-    :class:`common.local_search.Seen`). On a numerical failure the best random candidate by
-    distance from the earlier bests is used, with a warning.
-    """
-    from common.acquisition import evaluate, upper_confidence_bound
-    from common.gp import fit_gp
-    from common.kernels import casmopolitan_kernel
-
-    n_candidates = n_candidates or min(100 * space.dim, 2000)
-    cands = space.sample(n_candidates, rng)
-    if exclude is not None:
-        fresh = ~exclude.contains(cands)
-        cands = cands[fresh] if fresh.any() else cands
-    Xa, ya = restart_candidates(X, values, state)
-    if len(Xa) == 0:
-        return cands[0]
-    cat, cont = list(space.cat_dims), list(space.cont_dims)
-    try:
-        model, _ = fit_gp(Xa, ya, lambda: (kernel_factory or casmopolitan_kernel)(cont, cat))
-        scores = evaluate(upper_confidence_bound(model, kappa), cands)
-        if not np.all(np.isfinite(scores)):
-            raise FloatingPointError("non-finite UCB values")
-        return cands[int(np.argmax(scores))]
-    except Exception as err:  # far from the earlier bests instead
-        _logger.warning("Restart GP failed (%s); restarting far from earlier bests.", err)
-        diff = (cands[:, None, :] != Xa[None, :, :]).sum(-1).min(axis=1)
-        return cands[int(np.argmax(diff))]

@@ -10,8 +10,8 @@ import optuna
 import pytest
 
 from common.casmopolitan import Casmopolitan, CasmopolitanOptions
+from common.configset import ConfigSet
 from common.history import History
-from common.local_search import Seen
 from common.space import Categorical, Float, Integer, MixedSpace
 from common.trust_region import region_of
 from optuna_plugins import CasmopolitanSampler
@@ -57,7 +57,7 @@ def test_suggestions_are_valid_new_and_inside_the_trust_region() -> None:
     rows = space.encode(configs)
     assert len(configs) == 3
     assert region.contains(rows).all()
-    assert not Seen(X).contains(rows).any()
+    assert not ConfigSet(space, X).contains(rows).any()
     assert len({tuple(r) for r in rows}) == 3  # distinct within the batch
 
 

@@ -1,4 +1,4 @@
-"""CASMOPOLITAN's trust regions, local search and transformed overlap kernel."""
+"""CASMOPOLITAN's trust regions (state rules, geometry) and transformed overlap kernel."""
 
 from __future__ import annotations
 
@@ -8,26 +8,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
-from botorch.acquisition import AcquisitionFunction
 
-from common.acquisition import upper_confidence_bound
 from common.gp import fit_gp
 from common.kernels import TransformedOverlapKernel, _matches, casmopolitan_kernel
-from common.local_search import (
-    Seen,
-    hamming_neighbours,
-    maximize_in_region,
-    sample_in_region,
-    snap_into_region,
-)
-from common.space import Categorical, Float, Integer, MixedSpace
 from common.trust_region import (
     LENGTH_INIT,
     LENGTH_MIN,
-    Region,
     TrustRegionConfig,
     box_bounds,
-    choose_restart_centre,
     default_failure_tolerance,
     default_hamming_failure_tolerance,
     initial_state,
@@ -194,132 +182,24 @@ def test_box_sides_follow_the_ard_lengthscales() -> None:
     assert lo[0] == 0.0 and hi[0] == pytest.approx(0.25)  # clipped to the unit cube
 
 
-def _mixed_space() -> MixedSpace:
-    return MixedSpace(
-        [Categorical(f"c{i}", tuple("abcd")) for i in range(8)]
-        + [Float("x", 0.0, 1.0), Integer("n", 0, 6), Float("lr", 1e-4, 1.0, log=True)]
+def test_region_of_caps_the_ball_and_clips_the_box() -> None:
+    state = replace(initial_state(_config(n_cat=3, n_cont=2)), hamming=5, length=0.2)
+    centre = np.array([0.0, 1.0, 2.0, 0.5, 0.95])
+    region = region_of(state, centre, (0, 1, 2), (3, 4))
+    assert region.hamming == 3  # no larger than the number of categoricals
+    np.testing.assert_allclose(region.lower, [0.4, 0.85])
+    np.testing.assert_allclose(region.upper, [0.6, 1.0])  # clipped to the unit cube
+    rows = np.array(
+        [
+            centre,
+            [1.0, 0.0, 0.0, 0.41, 0.99],  # every category changed, inside the box
+            [0.0, 1.0, 2.0, 0.39, 0.95],  # just outside the box
+        ]
     )
-
-
-def test_samples_and_snapped_rows_stay_in_the_region() -> None:
-    space = _mixed_space()
-    rng = np.random.default_rng(0)
-    centre = space.sample(1, rng)[0]
-    lo, hi = box_bounds(centre[list(space.cont_dims)], 0.1, None)
-    region = Region(centre, space.cat_dims, space.cont_dims, 2, lo, hi)
-    X = sample_in_region(space, region, 500, rng)
-    assert region.contains(X).all()
-    assert set(region.distance(X)) == {0, 1, 2}
-    # integer column: a box narrower than one grid cell snaps every point to the centre's value
-    n_col = space.cont_dims[1]
-    assert np.allclose(X[:, n_col], centre[n_col])
-    assert np.array_equal(space.round(X), X)  # on the grids
-
-
-def test_hamming_neighbours_are_all_single_changes() -> None:
-    space = MixedSpace([Categorical("a", (0, 1, 2)), Categorical("b", (0, 1)), Float("x", 0, 1)])
-    X = np.array([[0.0, 1.0, 0.3]])
-    N = hamming_neighbours(X, space, np.random.default_rng(0), 100)[0]
-    assert N.shape == (3, 3)  # 2 + 1 moves
-    assert {tuple(r) for r in N} == {(1.0, 1.0, 0.3), (2.0, 1.0, 0.3), (0.0, 0.0, 0.3)}
-
-
-class _Recorder(AcquisitionFunction):
-    """An acquisition that records every row it is asked to score."""
-
-    def __init__(self, inner: AcquisitionFunction):
-        super().__init__(model=inner.model)
-        self.inner = inner
-        self.rows: list[np.ndarray] = []
-        self.calls = 0
-
-    def forward(self, X: torch.Tensor) -> torch.Tensor:
-        self.calls += 1
-        self.rows.append(X.detach().reshape(-1, X.shape[-1]).numpy().copy())
-        return self.inner(X)
-
-
-def _fitted_acqf(space: MixedSpace, n: int, seed: int):
-    rng = np.random.default_rng(seed)
-    X = space.sample(n, rng)
-    y = rng.random(n) + (X[:, list(space.cat_dims)] == 1).sum(1)
-    model, _ = fit_gp(X, y, lambda: casmopolitan_kernel(space.cont_dims, space.cat_dims))
-    return X, y, _Recorder(upper_confidence_bound(model))
-
-
-@pytest.mark.parametrize("radius", [1, 3])
-def test_every_categorical_candidate_is_inside_the_hamming_ball(radius: int) -> None:
-    space = MixedSpace([Categorical(f"h{i}", tuple(range(5))) for i in range(15)])
-    X, y, acqf = _fitted_acqf(space, 40, 0)
-    state = replay(y, _config(n_cat=15))
-    centre = X[int(np.argmin(y))]
-    region = region_of(replace(state, hamming=radius), centre, space.cat_dims, ())
-    x, _ = maximize_in_region(acqf, space, region, Seen(X), np.random.default_rng(0))
-    rows = np.vstack(acqf.rows)
-    assert len(rows) > 100
-    assert (region.distance(rows) <= radius).all()
-    assert 1 <= region.distance(x[None])[0] <= radius
-    assert not Seen(X).contains(x[None])[0]
-
-
-def test_every_mixed_candidate_is_inside_the_trust_region() -> None:
-    space = _mixed_space()
-    X, y, acqf = _fitted_acqf(space, 40, 1)
-    centre = X[int(np.argmin(y))]
-    lo, hi = box_bounds(centre[list(space.cont_dims)], 0.3, np.array([0.2, 1.0, 3.0]))
-    region = Region(centre, space.cat_dims, space.cont_dims, 2, lo, hi)
-    x, value = maximize_in_region(acqf, space, region, Seen(X), np.random.default_rng(0))
-    rows = np.vstack(acqf.rows)
-    assert region.contains(rows).all()
-    assert region.contains(x[None])[0]
-    assert np.array_equal(space.round(x[None]), x[None])
-    # no worse than the best random point of the region
-    raw = sample_in_region(space, region, 256, np.random.default_rng(5))
-    assert value >= acqf.inner(torch.as_tensor(raw)[:, None, :]).max().item() - 1e-6
-
-
-def test_neighbourhoods_are_scored_in_batches() -> None:
-    space = MixedSpace([Categorical(f"h{i}", tuple(range(5))) for i in range(25)])
-    X, y, acqf = _fitted_acqf(space, 30, 2)
-    region = Region(X[0], space.cat_dims, (), 20, np.empty(0), np.empty(0))
-    maximize_in_region(acqf, space, region, Seen(X), np.random.default_rng(0))
-    sizes = [len(r) for r in acqf.rows]
-    assert max(sizes) >= 3 * 100 - 10  # 3 starts × 100 neighbours in one call
-    assert acqf.calls <= 2 + 30  # raw scoring (+ centre) and one call per round
-
-
-def test_exhausted_region_returns_none() -> None:
-    space = MixedSpace([Categorical("a", (0, 1)), Categorical("b", (0, 1))])
-    X = space.encode([{"a": a, "b": b} for a in (0, 1) for b in (0, 1)])
-    model, _ = fit_gp(X, np.arange(4.0), lambda: casmopolitan_kernel((), space.cat_dims))
-    region = Region(X[0], space.cat_dims, (), 2, np.empty(0), np.empty(0))
-    rng = np.random.default_rng(0)
-    assert maximize_in_region(upper_confidence_bound(model), space, region, Seen(X), rng) is None
-
-
-def test_snap_keeps_integer_columns_inside_a_box_wider_than_one_cell() -> None:
-    space = MixedSpace([Integer("n", 0, 9)])
-    centre = space.encode([{"n": 4}])[0]
-    region = Region(centre, (), (0,), 0, centre - 0.06, centre + 0.06)  # cells are 0.1 wide
-    X = np.linspace(region.lower, region.upper, 50)
-    snapped = snap_into_region(space, region, X)
-    assert region.contains(snapped).all()
-    assert set(np.round(snapped[:, 0], 6)) == {round(float(centre[0]), 6)}
-
-
-def test_restart_centre_avoids_excluded_rows_and_is_inside_the_space() -> None:
-    space = MixedSpace([Categorical(f"h{i}", (0, 1)) for i in range(6)])
-    rng = np.random.default_rng(0)
-    X = space.sample(30, rng)
-    y = rng.random(30)
-    config = _config(n_cat=6, fail=1)
-    state = replay(y, config)
-    assert state.restart >= 1
-    seen = Seen(X)
-    for seed in range(5):
-        x = choose_restart_centre(space, X, y, state, np.random.default_rng(seed), exclude=seen)
-        assert not seen.contains(x[None])[0]
-        assert np.array_equal(space.round(x[None])[0], x)
+    assert region.distance(rows).tolist() == [0, 3, 0]
+    assert region.contains(rows).tolist() == [True, True, False]
+    narrow = region_of(replace(state, hamming=1), centre, (0, 1, 2), (3, 4))
+    assert narrow.contains(rows).tolist() == [True, False, False]
 
 
 # ---------------------------------------------------------------------- kernel

@@ -52,10 +52,3 @@ def get_problem(name: str) -> Problem:
         known = ", ".join(PROBLEMS)
         raise ValueError(f"unknown problem {name!r}; choose one of {known}.") from None
     return getattr(importlib.import_module(module), factory)(**kwargs)
-
-
-def register(name: str, module: str, factory: str, **kwargs: Any) -> None:
-    """Add a problem factory to the registry (used for optional problem families)."""
-    global PROBLEMS
-    _REGISTRY[name] = (module, factory, kwargs)
-    PROBLEMS = tuple(_REGISTRY)

@@ -25,7 +25,6 @@ N_SIMULATIONS = 100
 THRESHOLD = 0.1
 EPSILON = 0.05
 RHO = 1.0
-CASE_SEEDS = (6031, 1203, 758, 2539, 7596)
 
 # Best-known values for lambda_reg = 0 (tabu search, 30 restarts; not proven optimal).
 BEST_KNOWN: dict[int, float] = {6031: 21.44, 1203: 21.18, 758: 21.35, 2539: 21.19, 7596: 21.02}

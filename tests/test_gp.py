@@ -1,0 +1,135 @@
+"""Fitting a GP on mixed inputs (:mod:`common.gp`): standardisation, MAP fit, warm starts."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+import torch
+
+import common.gp as gp
+from common.gp import DTYPE, build_gp, fit_gp, load_parameters, model_parameters, standardise
+from common.kernels import casmopolitan_kernel, matern_kernel
+
+
+def _smooth_data(n: int = 25, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 2))
+    return X, np.sin(3.0 * X[:, 0]) + 0.5 * np.cos(2.0 * X[:, 1])
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    """Smooth data and its fitted GP and hyper-parameters (fitted once: fits dominate the time)."""
+    X, y = _smooth_data()
+    model, params = fit_gp(X, y, lambda: matern_kernel([0, 1]))
+    return X, y, model, params
+
+
+def _mean_std(model, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    with torch.no_grad():
+        post = model.posterior(torch.as_tensor(X, dtype=DTYPE))
+        return post.mean.numpy().reshape(-1), post.variance.sqrt().numpy().reshape(-1)
+
+
+# ---------------------------------------------------------------------- standardisation
+def test_copula_standardisation_is_robust_to_outliers() -> None:
+    z = standardise(np.array([0.1, 0.2, 0.3, 1e6]))
+    assert np.all(np.diff(z) > 0)  # order kept
+    assert z.mean() == pytest.approx(0.0, abs=1e-12) and z.std() == pytest.approx(1.0)
+    assert (z[1] - z[0]) > 0.3  # small differences survive a huge value
+    np.testing.assert_array_equal(standardise(np.array([2.0, 2.0])), [0.0, 0.0])
+
+
+def test_standardisation_keeps_the_order_and_ties_of_any_values() -> None:
+    values = np.random.default_rng(1).standard_cauchy(40)
+    values[[3, 7]] = values[11]  # a three-way tie
+    z = standardise(values)
+    assert np.array_equal(np.argsort(z, kind="stable"), np.argsort(values, kind="stable"))
+    assert z[3] == z[7] == z[11]
+    assert z.mean() == pytest.approx(0.0, abs=1e-12) and z.std() == pytest.approx(1.0)
+    assert np.allclose(standardise(values * 1e3 + 5.0), z)  # only the ranks matter
+
+
+# ---------------------------------------------------------------------- the fit
+def test_fitted_gp_interpolates_noise_free_data(fitted) -> None:
+    X, y, model, _ = fitted
+    mean, std = _mean_std(model, X)
+    target = -standardise(y)  # the model is of the standardised, negated values
+    residual = mean - target
+    assert np.abs(residual).mean() < 0.1
+    assert 1.0 - (residual**2).sum() / ((target - target.mean()) ** 2).sum() > 0.97
+    far = np.array([[3.0, 3.0]])  # far outside the data: the prior's uncertainty
+    assert std.max() < 0.2 and _mean_std(model, far)[1][0] > 0.9
+
+
+def test_fit_learns_which_categorical_matters() -> None:
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 3, size=(40, 3)).astype(float)
+    y = (X[:, 1] == 2).astype(float) + 0.01 * rng.standard_normal(40)
+    model, _ = fit_gp(X, y, lambda: casmopolitan_kernel((), range(3)))
+    grid = np.array([[0.0, v, 0.0] for v in (0.0, 1.0, 2.0)])
+    mean, _ = _mean_std(model, grid)
+    assert mean[2] < min(mean[0], mean[1]) - 1.0  # value 2 is the bad one (the model is of −y)
+
+
+# ---------------------------------------------------------------------- warm starts
+def test_parameters_load_back_into_a_fresh_model(fitted) -> None:
+    X, y, model, _ = fitted
+    params = model_parameters(model)
+    fresh = build_gp(X, y, lambda: matern_kernel([0, 1]))
+    assert load_parameters(fresh, params)
+    for name, value in model_parameters(fresh).items():
+        assert torch.equal(value, params[name]), name
+    fresh.eval()
+    probe = np.random.default_rng(3).random((5, 2))
+    np.testing.assert_allclose(_mean_std(fresh, probe)[0], _mean_std(model, probe)[0])
+    name = next(iter(params))
+    params[name].add_(1.0)  # a copy: changing it leaves the model alone
+    assert not torch.equal(model_parameters(model)[name], params[name])
+
+
+def test_mismatched_or_non_finite_parameters_are_refused(fitted) -> None:
+    X, y, _, params = fitted
+    other = build_gp(X[:, :1], y, lambda: matern_kernel([0]))  # one lengthscale, not two
+    before = model_parameters(other)
+    assert not load_parameters(other, params)
+    bad = {k: v.clone() for k, v in params.items()}
+    bad[next(iter(bad))].fill_(float("nan"))
+    target = build_gp(X, y, lambda: matern_kernel([0, 1]))
+    untouched = model_parameters(target)
+    assert not load_parameters(target, bad)
+    for model, expected in ((other, before), (target, untouched)):
+        for name, value in model_parameters(model).items():
+            assert torch.equal(value, expected[name]), name
+
+
+def test_a_warm_started_fit_stays_at_its_optimum(fitted) -> None:
+    X, y, _, params = fitted
+    _, again = fit_gp(X, y, lambda: matern_kernel([0, 1]), warm_start=params)
+    for name, value in again.items():
+        assert torch.allclose(value, params[name], atol=1e-2), name
+
+
+# ---------------------------------------------------------------------- failures
+def test_a_failing_fit_falls_back_without_raising(fitted, monkeypatch, caplog) -> None:
+    X, y, _, params = fitted
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("cholesky failed")
+
+    monkeypatch.setattr(gp, "fit_gpytorch_mll_scipy", broken)
+    logger = logging.getLogger("optuna.mixbo")  # optuna's loggers do not propagate to the root
+    logger.addHandler(caplog.handler)
+    try:
+        model, kept = fit_gp(X, y, lambda: matern_kernel([0, 1]), warm_start=params)
+        default, _ = fit_gp(X, y, lambda: matern_kernel([0, 1]))
+    finally:
+        logger.removeHandler(caplog.handler)
+    assert any("fit failed" in r.getMessage() for r in caplog.records)
+    for name, value in kept.items():  # the warm start's hyper-parameters, unfitted
+        assert torch.equal(value, params[name]), name
+    for m in (model, default):
+        mean, std = _mean_std(m, X)
+        assert np.all(np.isfinite(mean)) and np.all(np.isfinite(std))
