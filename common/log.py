@@ -5,7 +5,7 @@ The core never picks a logger of its own. An adapter runs each suggestion inside
 ``optuna.logging.set_verbosity`` applies; Ray's ``ray.tune.search.mixbo``), and core code calls
 :func:`warn`. A cause already reported by that reporter is logged again at debug level only: a
 study hears about a failing fit or an infinite value once, not on every suggestion. Outside any
-adapter (the core used directly) warnings go to the ``mixbo`` logger.
+adapter (the core used directly) every warning goes to the ``mixbo`` logger.
 """
 
 from __future__ import annotations
@@ -19,10 +19,12 @@ from typing import Any
 
 
 class Reporter:
-    """A logger plus the causes it has already warned about (one reporter per sampler/searcher)."""
+    """A logger plus the causes it has already warned about (one reporter per sampler/searcher;
+    ``once=False`` warns every time)."""
 
-    def __init__(self, logger: logging.Logger) -> None:
+    def __init__(self, logger: logging.Logger, *, once: bool = True) -> None:
         self.logger = logger
+        self.once = once
         self._said: set[str] = set()
         self._lock = threading.Lock()
 
@@ -31,7 +33,7 @@ class Reporter:
         seen, at debug level after that."""
         key = message if cause is None else cause
         with self._lock:
-            first = key not in self._said
+            first = not self.once or key not in self._said
             self._said.add(key)
         self.logger.log(logging.WARNING if first else logging.DEBUG, message)
 
@@ -45,7 +47,7 @@ class Reporter:
         self._lock = threading.Lock()
 
 
-_DEFAULT = Reporter(logging.getLogger("mixbo"))
+_DEFAULT = Reporter(logging.getLogger("mixbo"), once=False)
 _current: contextvars.ContextVar[Reporter] = contextvars.ContextVar("mixbo_reporter")
 
 

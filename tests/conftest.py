@@ -13,3 +13,13 @@ def optuna_logs(caplog):
     caplog.set_level(logging.WARNING, logger="optuna")
     yield caplog
     optuna.logging.disable_propagation()
+
+
+@pytest.fixture
+def ray_logs(caplog):
+    """Warnings on mixbo's Tune logger (it lives under Ray's logger, which does not propagate)."""
+    logger = logging.getLogger("ray.tune.search.mixbo")
+    logger.addHandler(caplog.handler)
+    caplog.handler.setLevel(logging.WARNING)
+    yield caplog
+    logger.removeHandler(caplog.handler)

@@ -131,19 +131,13 @@ def test_workers_sampling_during_the_design_raise_no_conditional_space_alarm(opt
     assert not optuna_logs.records
 
 
-def test_an_infinite_value_is_said_once_in_ray(caplog) -> None:
-    logger = logging.getLogger("ray.tune.search.mixbo")
-    logger.addHandler(caplog.handler)
-    caplog.handler.setLevel(logging.WARNING)
-    try:
-        searcher = CoCaBOSearch(TUNE_SPACE, metric="loss", mode="min", seed=0, n_startup_trials=2)
-        for i in range(6):
-            config = searcher.suggest(str(i))
-            value = float("inf") if i == 1 else loss(config)
-            searcher.on_trial_complete(str(i), {"loss": value})
-    finally:
-        logger.removeHandler(caplog.handler)
-    assert len([r for r in caplog.records if "infinite" in r.getMessage()]) == 1
+def test_an_infinite_value_is_said_once_in_ray(ray_logs) -> None:
+    searcher = CoCaBOSearch(TUNE_SPACE, metric="loss", mode="min", seed=0, n_startup_trials=2)
+    for i in range(6):
+        config = searcher.suggest(str(i))
+        value = float("inf") if i == 1 else loss(config)
+        searcher.on_trial_complete(str(i), {"loss": value})
+    assert len([r for r in ray_logs.records if "infinite" in r.getMessage()]) == 1
 
 
 # ------------------------------------------------------------------------ bad input, early
@@ -200,17 +194,11 @@ def test_core_warnings_obey_optunas_verbosity(caplog) -> None:
     assert said == [("optuna.mixbo", logging.WARNING)]  # silent under ERROR, heard under WARNING
 
 
-def test_core_warnings_reach_rays_logger(caplog) -> None:
-    logger = logging.getLogger("ray.tune.search.mixbo")
-    logger.addHandler(caplog.handler)
-    caplog.handler.setLevel(logging.WARNING)
-    try:
-        searcher = CoCaBOSearch(TUNE_SPACE, metric="loss", mode="min", seed=0, n_startup_trials=1)
-        _warning_strategy(searcher)
-        for i in range(3):
-            config = searcher.suggest(str(i))
-            searcher.on_trial_complete(str(i), {"loss": loss(config)})
-    finally:
-        logger.removeHandler(caplog.handler)
-    said = [r for r in caplog.records if r.getMessage() == "a warning from the core"]
+def test_core_warnings_reach_rays_logger(ray_logs) -> None:
+    searcher = CoCaBOSearch(TUNE_SPACE, metric="loss", mode="min", seed=0, n_startup_trials=1)
+    _warning_strategy(searcher)
+    for i in range(3):
+        config = searcher.suggest(str(i))
+        searcher.on_trial_complete(str(i), {"loss": loss(config)})
+    said = [r for r in ray_logs.records if r.getMessage() == "a warning from the core"]
     assert len(said) == 1 and said[0].name == "ray.tune.search.mixbo"

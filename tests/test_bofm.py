@@ -155,7 +155,7 @@ def test_numerical_failures_degrade_with_a_warning(monkeypatch, caplog):
 
     monkeypatch.setattr(fm_model._MAPObjective, "minimise", broken)
     history = _history(12)
-    logger = logging.getLogger("optuna.mixbo")  # optuna's loggers do not propagate to the root
+    logger = logging.getLogger("mixbo")  # the core's logger outside an adapter
     logger.addHandler(caplog.handler)
     try:
         (c,) = BOFM().suggest(SPACE, history, 1, np.random.default_rng(0))
@@ -175,7 +175,7 @@ def test_acquisition_failure_degrades_to_random_points(monkeypatch, caplog):
 
     monkeypatch.setattr(typewise, "evaluate", broken)
     history = _history(12)
-    logger = logging.getLogger("optuna.mixbo")
+    logger = logging.getLogger("mixbo")
     logger.addHandler(caplog.handler)
     try:
         configs = BOFM().suggest(SPACE, history, 2, np.random.default_rng(0))

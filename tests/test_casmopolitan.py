@@ -145,7 +145,7 @@ def test_local_search_failure_degrades_with_a_warning(monkeypatch) -> None:
     state = strategy.trust_region_state(space, history)
     assert not state.needs_centre
     records = _Records()
-    logger = logging.getLogger("optuna.mixbo.casmopolitan")  # optuna's loggers do not propagate
+    logger = logging.getLogger("mixbo")  # the core's logger outside an adapter
     logger.addHandler(records)
     try:
         configs = strategy.suggest(space, history, 1, np.random.default_rng(0))

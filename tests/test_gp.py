@@ -120,7 +120,7 @@ def test_a_failing_fit_falls_back_without_raising(fitted, monkeypatch, caplog) -
         raise RuntimeError("cholesky failed")
 
     monkeypatch.setattr(gp, "fit_gpytorch_mll_scipy", broken)
-    logger = logging.getLogger("optuna.mixbo")  # optuna's loggers do not propagate to the root
+    logger = logging.getLogger("mixbo")  # the core's logger outside an adapter
     logger.addHandler(caplog.handler)
     try:
         model, kept = fit_gp(X, y, lambda: matern_kernel([0, 1]), warm_start=params)

@@ -52,7 +52,7 @@ def test_a_failing_gp_restarts_far_from_the_earlier_bests(monkeypatch, caplog) -
     monkeypatch.setattr(common.gp, "fit_gp", broken)
     space, X, y, state = _restarted()
     Xa, _ = restart_candidates(X, y, state)
-    logger = logging.getLogger("optuna.mixbo")  # optuna's loggers do not propagate to the root
+    logger = logging.getLogger("mixbo")  # the core's logger outside an adapter
     logger.addHandler(caplog.handler)
     try:
         x = choose_restart_centre(space, X, y, state, np.random.default_rng(0), n_candidates=64)
