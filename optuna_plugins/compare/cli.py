@@ -29,6 +29,7 @@ import importlib
 import json
 import math
 import multiprocessing
+import os
 import shlex
 import signal
 import sys
@@ -434,8 +435,9 @@ def parser() -> argparse.ArgumentParser:
         "-j",
         "--jobs",
         type=int,
-        default=1,
-        help="processes to spread the runs over (one torch thread each)",
+        default=_available_cores(),
+        help="processes to spread the runs over (one torch thread each; default: this machine's "
+        "cores)",
     )
     p.add_argument(
         "-o",
@@ -453,6 +455,14 @@ def parser() -> argparse.ArgumentParser:
         help="rebuild results.md and the plots from the CSVs in DIR; run nothing",
     )
     return p
+
+
+def _available_cores() -> int:
+    """The cores this process may run on (what a container allows, not the host's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
