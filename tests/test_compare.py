@@ -322,6 +322,8 @@ def test_mixbo_compare_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         "2",
         "-o",
         str(out),
+        "--jobs",
+        "1",  # the injected "broken" sampler exists in this process only
         "--no-progress",
         "--quiet",
     ]
@@ -405,7 +407,7 @@ def test_parallel_jobs_give_the_same_trials(tmp_path: Path) -> None:
         "--no-progress",
         "--quiet",
     ]
-    assert cli.main([*common, "-o", str(tmp_path / "one")]) == 0
+    assert cli.main([*common, "-j", "1", "-o", str(tmp_path / "one")]) == 0
     assert cli.main([*common, "-j", "2", "-o", str(tmp_path / "two")]) == 0
     one, two = _read(tmp_path / "one" / "trials.csv"), _read(tmp_path / "two" / "trials.csv")
     drop = ("suggest_seconds",)
@@ -450,7 +452,7 @@ def test_interrupted_comparison_keeps_finished_runs(
     monkeypatch.setattr(cli, "execute", execute)
     out = tmp_path / "partial"
     argv = ["-p", "func2c", "-s", "random", "tpe", "--seeds", "2", "-n", "3", "-o", str(out)]
-    assert cli.main([*argv, "--no-progress", "--quiet"]) == 130
+    assert cli.main([*argv, "-j", "1", "--no-progress", "--quiet"]) == 130  # patched here only
     # seeds run in order, so the two finished runs are both samplers on seed 0
     runs = _read(out / "runs.csv")
     assert [(r["sampler"], r["seed"]) for r in runs] == [("random", "0"), ("tpe", "0")]
