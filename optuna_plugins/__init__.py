@@ -13,5 +13,6 @@ if not getattr(_common, "__mixbo__", False):  # another top-level module named `
 from optuna_plugins.bofm import BOFMSampler  # noqa: E402
 from optuna_plugins.casmopolitan import CasmopolitanSampler  # noqa: E402
 from optuna_plugins.cocabo import CoCaBOSampler  # noqa: E402
+from optuna_plugins.mixbo import MixboSampler  # noqa: E402
 
-__all__ = ["BOFMSampler", "CasmopolitanSampler", "CoCaBOSampler"]
+__all__ = ["BOFMSampler", "CasmopolitanSampler", "CoCaBOSampler", "MixboSampler"]

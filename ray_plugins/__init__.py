@@ -25,12 +25,14 @@ from ray_plugins._space import Dimension, TuneSpace  # noqa: E402
 from ray_plugins.bofm import BOFMSearch  # noqa: E402
 from ray_plugins.casmopolitan import CasmopolitanSearch  # noqa: E402
 from ray_plugins.cocabo import CoCaBOSearch  # noqa: E402
+from ray_plugins.mixbo import MixboSearch  # noqa: E402
 
 __all__ = [
     "BOFMSearch",
     "CasmopolitanSearch",
     "CoCaBOSearch",
     "Dimension",
+    "MixboSearch",
     "MixedBOSearch",
     "TuneSpace",
 ]

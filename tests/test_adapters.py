@@ -14,13 +14,19 @@ pytest.importorskip("ray.tune")
 from ray import tune  # noqa: E402
 
 from common.log import warn  # noqa: E402
-from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler  # noqa: E402
-from ray_plugins import BOFMSearch, CasmopolitanSearch, CoCaBOSearch  # noqa: E402
+from optuna_plugins import (  # noqa: E402
+    BOFMSampler,
+    CasmopolitanSampler,
+    CoCaBOSampler,
+    MixboSampler,
+)
+from ray_plugins import BOFMSearch, CasmopolitanSearch, CoCaBOSearch, MixboSearch  # noqa: E402
 
 PAIRS = {
     "cocabo": (CoCaBOSampler, CoCaBOSearch),
     "casmopolitan": (CasmopolitanSampler, CasmopolitanSearch),
     "bofm": (BOFMSampler, BOFMSearch),
+    "mixbo": (MixboSampler, MixboSearch),
 }
 DISTRIBUTIONS = {  # the same space in both frameworks, parameters in sorted order
     "act": CategoricalDistribution(["relu", "gelu", "tanh"]),

@@ -7,12 +7,13 @@ from optuna.testing.pytest_samplers import (
     SingleOnlySamplerTestCase,
 )
 
-from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler
+from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 
 # n_startup_trials=1 sends every suggestion after the first trial through the GP path.
 SAMPLERS = {"cocabo": lambda: CoCaBOSampler(seed=0, n_startup_trials=1)}
 SAMPLERS["casmopolitan"] = lambda: CasmopolitanSampler(seed=0, n_startup_trials=1)
 SAMPLERS["bofm"] = lambda: BOFMSampler(seed=0, n_startup_trials=1)
+SAMPLERS["mixbo"] = lambda: MixboSampler(seed=0, n_startup_trials=1)
 
 
 class _OurSamplers:

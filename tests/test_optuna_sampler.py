@@ -14,9 +14,14 @@ import pytest
 import torch
 from optuna.trial import TrialState
 
-from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler
+from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 
-SAMPLERS = {"cocabo": CoCaBOSampler, "casmopolitan": CasmopolitanSampler, "bofm": BOFMSampler}
+SAMPLERS = {
+    "cocabo": CoCaBOSampler,
+    "casmopolitan": CasmopolitanSampler,
+    "bofm": BOFMSampler,
+    "mixbo": MixboSampler,
+}
 
 
 @pytest.fixture(params=list(SAMPLERS))

@@ -23,12 +23,13 @@ from ray.tune.search import ConcurrencyLimiter, Searcher  # noqa: E402
 
 import ray_plugins  # noqa: E402
 from common.space import Categorical, Float, Integer  # noqa: E402
-from ray_plugins import BOFMSearch, CasmopolitanSearch, CoCaBOSearch  # noqa: E402
+from ray_plugins import BOFMSearch, CasmopolitanSearch, CoCaBOSearch, MixboSearch  # noqa: E402
 
 SEARCHERS = {
     "cocabo": (CoCaBOSearch, "common.cocabo"),
     "casmopolitan": (CasmopolitanSearch, "common.casmopolitan"),
     "bofm": (BOFMSearch, "common.bofm"),
+    "mixbo": (MixboSearch, "common.mixbo"),
 }
 
 SPACE = {
@@ -443,7 +444,12 @@ def spy_on_strategy(searcher) -> list:
 
 
 def test_exported_names():
-    assert set(ray_plugins.__all__) >= {"CoCaBOSearch", "CasmopolitanSearch", "BOFMSearch"}
+    assert set(ray_plugins.__all__) >= {
+        "CoCaBOSearch",
+        "CasmopolitanSearch",
+        "BOFMSearch",
+        "MixboSearch",
+    }
     for cls, _ in SEARCHERS.values():
         assert issubclass(cls, Searcher)
 

@@ -49,7 +49,7 @@ from common.problem import Problem
 from optuna_plugins.compare import report, runner
 
 DEFAULT_PROBLEMS = ("func2c", "contamination")
-DEFAULT_SAMPLERS = ("cocabo", "casmopolitan", "bofm", "tpe", "random", "gp")
+DEFAULT_SAMPLERS = ("mixbo", "cocabo", "casmopolitan", "bofm", "tpe", "random", "gp")
 DEFAULT_SEEDS = 3
 DEFAULT_TRIALS = 40
 DEFAULT_OUT = "mixbo-results"

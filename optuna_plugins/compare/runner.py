@@ -31,13 +31,14 @@ from optuna.distributions import (
 
 from common.problem import Problem
 from common.space import Categorical, Float, MixedSpace
-from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler
+from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 from optuna_plugins._base import MixedBOSampler
 
 SamplerFactory = Callable[[int], optuna.samplers.BaseSampler]
 
 # mixbo's own samplers, by registry name; everything else in SAMPLERS is an Optuna baseline.
 MIXBO_SAMPLERS: dict[str, type[MixedBOSampler]] = {
+    "mixbo": MixboSampler,
     "cocabo": CoCaBOSampler,
     "casmopolitan": CasmopolitanSampler,
     "bofm": BOFMSampler,

@@ -1,0 +1,51 @@
+"""``MixboSampler``: the sampler to swap in without knowing the methods."""
+
+from __future__ import annotations
+
+from optuna.samplers import BaseSampler
+
+from common.engine import check_startup
+from common.mixbo import MixboOptions
+from optuna_plugins._base import MixedBOSampler
+
+
+class MixboSampler(MixedBOSampler):
+    """Mixed-variable BO that picks its method from the search space (:mod:`common.mixbo`).
+
+    CASMOPOLITAN's trust regions when the space has many categorical parameters (10 or more),
+    BO-FM's frequency-modulated kernel otherwise (a few categoricals, integers and floats); the
+    rule and the measurements behind it are in :mod:`common.mixbo`. Every process sharing a study
+    picks the same method, since the rule reads only the search space.
+
+    Example::
+
+        study = optuna.create_study(sampler=MixboSampler(seed=0))
+        study.optimize(objective, n_trials=100)
+
+    Args:
+        seed, n_startup_trials, independent_sampler, warn_independent_sampling, pending,
+            penalizer, lipschitz: As for every mixbo sampler, see
+            :class:`optuna_plugins._base.MixedBOSampler`.
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int | None = None,
+        n_startup_trials: int = 10,
+        independent_sampler: BaseSampler | None = None,
+        warn_independent_sampling: bool = True,
+        pending: str = "playbook",
+        penalizer: str = "hlp",
+        lipschitz: str = "local",
+    ) -> None:
+        super().__init__(
+            MixboOptions(n_init=check_startup(n_startup_trials)),
+            seed=seed,
+            n_startup_trials=n_startup_trials,
+            independent_sampler=independent_sampler,
+            warn_independent_sampling=warn_independent_sampling,
+            pending=pending,
+            penalizer=penalizer,
+            lipschitz=lipschitz,
+        )
