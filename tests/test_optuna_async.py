@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
+import time
 
 import optuna
 import pytest
@@ -11,10 +13,11 @@ from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
-from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler
+from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 from optuna_plugins._base import _pending_params
 
 SAMPLERS = {"cocabo": CoCaBOSampler, "casmopolitan": CasmopolitanSampler, "bofm": BOFMSampler}
+ALL_SAMPLERS = {**SAMPLERS, "mixbo": MixboSampler}
 
 
 def mixed(trial: optuna.Trial) -> float:
@@ -84,21 +87,31 @@ def test_stale_running_trials_do_not_block() -> None:
     assert sum(t.state == TrialState.COMPLETE for t in study.trials) == 8
 
 
-def _worker(path: str, name: str, seed: int, n_trials: int) -> None:
+def _storage(kind: str, path: str) -> optuna.storages.BaseStorage:
+    if kind == "journal":
+        return JournalStorage(JournalFileBackend(path))
+    # a generous lock timeout: four processes write to one SQLite file on a loaded 2-core machine
+    return optuna.storages.RDBStorage(
+        f"sqlite:///{path}", engine_kwargs={"connect_args": {"timeout": 120}}
+    )
+
+
+def _worker(kind: str, path: str, name: str, seed: int, n_trials: int) -> None:
     optuna.logging.set_verbosity(optuna.logging.ERROR)
-    storage = JournalStorage(JournalFileBackend(path))
-    sampler = SAMPLERS[name](seed=seed, n_startup_trials=5)
-    study = optuna.load_study(study_name="shared", storage=storage, sampler=sampler)
+    sampler = ALL_SAMPLERS[name](seed=seed, n_startup_trials=5)
+    study = optuna.load_study(study_name="shared", storage=_storage(kind, path), sampler=sampler)
     study.optimize(mixed, n_trials=n_trials)
 
 
-@pytest.mark.parametrize("name", SAMPLERS)
-def test_four_processes_share_one_journal_file_without_duplicates(tmp_path, name) -> None:
-    path = str(tmp_path / "journal.log")
-    storage = JournalStorage(JournalFileBackend(path))
+@pytest.mark.parametrize(
+    "name, kind", [*((name, "journal") for name in SAMPLERS), ("mixbo", "sqlite")]
+)
+def test_four_processes_share_one_storage_without_duplicates(tmp_path, name, kind) -> None:
+    path = str(tmp_path / f"study.{kind}")
+    storage = _storage(kind, path)
     optuna.create_study(study_name="shared", storage=storage)
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_worker, args=(path, name, seed, 10)) for seed in range(4)]
+    procs = [ctx.Process(target=_worker, args=(kind, path, name, seed, 10)) for seed in range(4)]
     for p in procs:
         p.start()
     for p in procs:
@@ -110,6 +123,49 @@ def test_four_processes_share_one_journal_file_without_duplicates(tmp_path, name
     configs = [tuple(sorted(t.params.items())) for t in trials]
     duplicates = {c for c in configs if configs.count(c) > 1}
     assert not duplicates, f"duplicated configurations: {duplicates}"
+
+
+def _crashing_worker(path: str) -> None:
+    """A worker that dies inside its trial, its parameters drawn, its heartbeat started."""
+    storage = optuna.storages.RDBStorage(f"sqlite:///{path}", heartbeat_interval=1, grace_period=2)
+    study = optuna.load_study(study_name="beats", storage=storage)
+
+    def dies(trial: optuna.Trial) -> float:
+        mixed(trial)
+        os._exit(3)
+
+    study.optimize(dies, n_trials=1)
+
+
+@pytest.mark.parametrize("heartbeat", [True, False])
+def test_a_dead_workers_trial_stops_being_busy_once_its_heartbeat_is_stale(
+    tmp_path, heartbeat
+) -> None:
+    path = str(tmp_path / "beats.sqlite")
+    beats = dict(heartbeat_interval=1, grace_period=2) if heartbeat else {}
+    storage = optuna.storages.RDBStorage(f"sqlite:///{path}", **beats)
+    sampler = MixboSampler(seed=0, n_startup_trials=3)
+    study = optuna.create_study(study_name="beats", storage=storage, sampler=sampler)
+    study.optimize(mixed, n_trials=3)
+    if heartbeat:
+        proc = multiprocessing.get_context("spawn").Process(target=_crashing_worker, args=(path,))
+        proc.start()
+        proc.join(timeout=300)
+        assert proc.exitcode == 3
+        time.sleep(3)  # past the grace period: the dead trial's heartbeat is stale
+    else:  # without heartbeats a crashed worker's trial cannot be told from a slow one
+        mixed(study.ask())
+    seen: list[int] = []
+    inner = sampler._strategy.suggest
+    sampler._strategy.suggest = lambda space, history, n, rng: (
+        seen.append(len(history.pending)) or inner(space, history, n, rng)
+    )
+    study.optimize(mixed, n_trials=1)
+    states = [t.state for t in study.trials]
+    if heartbeat:
+        assert states.count(TrialState.FAIL) == 1 and seen == [0]  # failed, no longer busy
+    else:
+        assert states.count(TrialState.RUNNING) == 1 and seen == [1]  # still a busy point
 
 
 def _lost_race() -> tuple[optuna.Study, optuna.trial.Trial, list[int]]:
