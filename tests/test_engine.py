@@ -14,7 +14,7 @@ from common.busy import BusyPolicy
 from common.configset import ConfigSet
 from common.engine import SuggestionEngine, check_seed
 from common.log import Reporter, reporting_to, warn
-from common.space import Categorical, Float, Integer, MixedSpace
+from common.space import Categorical, Integer, MixedSpace
 from common.strategy import MethodOptions, Strategy
 
 SPACE = MixedSpace(
@@ -156,18 +156,6 @@ def test_one_free_configuration_among_many_is_found_by_enumeration() -> None:
     eng = engine(every[0], n_startup_trials=0)
     s = eng.suggest(space, eng.history(every, np.zeros(999)), trial_index=0, n_issued=999)
     assert s.config == free
-
-
-def test_the_same_configuration_is_decided_on_the_space_grid() -> None:
-    space = MixedSpace([Integer("n", 1, 9), Float("x", 0.0, 1.0), Float("q", 0.0, 1.0, step=0.25)])
-    taken = ConfigSet(space)
-    taken.add_configs([{"n": 3, "x": 0.5, "q": 0.5}])
-    assert {"n": 3, "x": 0.5, "q": 0.5} in taken
-    assert {"n": 3, "x": 0.5 + 1e-7, "q": 0.5} not in taken  # a neighbour is another trial
-    rows = space.encode([{"n": 3, "x": 0.5, "q": 0.5}])
-    nudged = rows + np.array([[0.01, 0.0, 0.01]])  # off-grid integer and step: the same point
-    assert taken.contains(nudged)[0]
-    assert {"n": 3, "x": 0.5} not in taken  # another space's configuration is not in it
 
 
 # ---------------------------------------------------------------------------------- fallback
