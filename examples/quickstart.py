@@ -1,4 +1,4 @@
-"""Swap one line: Optuna's default sampler -> mixbo's CoCaBOSampler on a mixed search space.
+"""Swap one line: Optuna's default sampler -> mixbo's MixboSampler on a mixed search space.
 
 python examples/quickstart.py
 """
@@ -7,7 +7,7 @@ import math
 
 import optuna
 
-from optuna_plugins import CoCaBOSampler
+from optuna_plugins import MixboSampler
 
 
 def objective(trial: optuna.Trial) -> float:
@@ -28,6 +28,6 @@ def objective(trial: optuna.Trial) -> float:
 
 if __name__ == "__main__":
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(sampler=CoCaBOSampler(seed=0))  # the one line that changes
+    study = optuna.create_study(sampler=MixboSampler(seed=0))  # the one line that changes
     study.optimize(objective, n_trials=60)
     print(f"best value {study.best_value:.4f} with {study.best_params}")

@@ -51,6 +51,7 @@ def make_searcher(method: str, num_samples: int, seed: int):
     import ray_plugins
 
     cls = {
+        "mixbo": ray_plugins.MixboSearch,
         "cocabo": ray_plugins.CoCaBOSearch,
         "casmopolitan": ray_plugins.CasmopolitanSearch,
         "bofm": ray_plugins.BOFMSearch,
@@ -62,7 +63,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--address", default=None, help="an existing cluster (e.g. auto)")
     parser.add_argument("--num-cpus", type=int, default=2, help="CPUs of a local Ray")
-    parser.add_argument("--method", default="cocabo", choices=["cocabo", "casmopolitan", "bofm"])
+    parser.add_argument(
+        "--method", default="mixbo", choices=["mixbo", "cocabo", "casmopolitan", "bofm"]
+    )
     parser.add_argument("--num-samples", type=int, default=30)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
