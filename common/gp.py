@@ -21,6 +21,7 @@ from common.log import warn
 
 DTYPE = torch.float64
 FIT_MAXITER = 200  # iteration cap: the result does not depend on the machine's load
+WARM_FIT_MAXITER = 25  # from the previous fit's optimum, which one more observation moves little
 
 
 def standardise(values: np.ndarray) -> np.ndarray:
@@ -92,7 +93,8 @@ def fit_gp(
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                fit_gpytorch_mll_scipy(mll, options={"maxiter": FIT_MAXITER})
+                maxiter = FIT_MAXITER if start is None else WARM_FIT_MAXITER
+                fit_gpytorch_mll_scipy(mll, options={"maxiter": maxiter})
             if all(torch.isfinite(p).all() for p in model.parameters()):
                 model.eval()
                 return model, model_parameters(model)

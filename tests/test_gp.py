@@ -133,3 +133,19 @@ def test_a_failing_fit_falls_back_without_raising(fitted, monkeypatch, caplog) -
     for m in (model, default):
         mean, std = _mean_std(m, X)
         assert np.all(np.isfinite(mean)) and np.all(np.isfinite(std))
+
+
+def test_a_warm_started_fit_is_capped_shorter_than_a_fresh_one(fitted, monkeypatch) -> None:
+    X, y, _, params = fitted
+    caps = []
+    real = gp.fit_gpytorch_mll_scipy
+
+    def spy(mll, options):
+        caps.append(options["maxiter"])
+        return real(mll, options=options)
+
+    monkeypatch.setattr(gp, "fit_gpytorch_mll_scipy", spy)
+    fit_gp(X, y, lambda: matern_kernel([0, 1]))
+    fit_gp(X, y, lambda: matern_kernel([0, 1]), warm_start=params)
+    assert caps == [gp.FIT_MAXITER, gp.WARM_FIT_MAXITER]
+    assert gp.WARM_FIT_MAXITER < gp.FIT_MAXITER
