@@ -46,9 +46,9 @@ class CasmopolitanOptions(MethodOptions):
     """CASMOPOLITAN's options.
 
     ``n_init`` observations form the initial design (they set the first centre but do not count as
-    successes or failures); ``acquisition`` is ``"ei"`` (log expected improvement over the GP mean
-    at the centre, the reference's choice) or ``"ucb"`` (with ``kappa``); ``kappa`` also weighs the
-    restart UCB. ``failure_tolerance`` ``None`` means
+    successes or failures); ``acquisition`` is ``"ei"`` (log expected improvement over the
+    centre's observed value) or ``"ucb"`` (with ``kappa``); ``kappa`` also weighs the restart
+    UCB. ``failure_tolerance`` ``None`` means
     :func:`common.trust_region.default_failure_tolerance` of the box's dimension for the box and
     :func:`common.trust_region.default_hamming_failure_tolerance` for the Hamming ball; a number
     applies to both. ``n_starts`` local searches run per suggestion. GP hyper-parameters are
@@ -158,11 +158,12 @@ class Casmopolitan(Strategy):
 
         centre = X[state.best_index]
         region = region_of(state, centre, space.cat_dims, space.cont_dims, _lengthscales(model))
+        incumbent = float(model.train_targets[state.best_index])  # the centre's observed value
 
         def pick(seen, busy, rng):
             try:
                 acqf = self.busy_acquisition(
-                    lambda m: self._acquisition(m, centre),
+                    lambda m: self._acquisition(m, incumbent),
                     model,
                     busy,
                     list(space.cont_dims),
@@ -187,18 +188,21 @@ class Casmopolitan(Strategy):
 
         return pick
 
-    def _acquisition(self, model, centre: np.ndarray):
-        import torch
+    def _acquisition(self, model, incumbent: float):
+        """Log EI over the centre's observed (standardised, negated) value, or UCB.
+
+        Not over the GP mean at the centre: the fitted noise shrinks that mean below the observed
+        value, so points next to the centre keep a spurious improvement and the search re-samples
+        the incumbent's categories instead of trying new ones (Jones et al. 1998 use the observed
+        best).
+        """
         from botorch.acquisition import LogExpectedImprovement
 
         from common.acquisition import upper_confidence_bound
-        from common.gp import DTYPE
 
         if self.options.acquisition == "ucb":
             return upper_confidence_bound(model, self.options.kappa)
-        with torch.no_grad():
-            mean = model.posterior(torch.as_tensor(centre, dtype=DTYPE)[None]).mean
-        return LogExpectedImprovement(model, best_f=float(mean.reshape(-1)[0]))
+        return LogExpectedImprovement(model, best_f=incumbent)
 
 
 def select_sequentially(

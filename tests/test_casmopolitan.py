@@ -209,3 +209,23 @@ def test_sampler_rejects_bad_arguments() -> None:
         CasmopolitanSampler(failure_tolerance=0)
     with pytest.raises(ValueError):
         CasmopolitanSampler(n_startup_trials=-1)
+
+
+def test_expected_improvement_is_over_the_centres_observed_value(monkeypatch) -> None:
+    import common.local_search
+    from common.gp import standardise
+
+    seen = []
+
+    def capture(acqf, *args, **kwargs):
+        seen.append(acqf)
+        return None
+
+    monkeypatch.setattr(common.local_search, "maximize_in_region", capture)
+    space = _mixed_space()
+    history = _history(space, _mixed_objective, 20, 3)
+    strategy = Casmopolitan()
+    state = strategy.trust_region_state(space, history)
+    strategy.suggest(space, history, 1, np.random.default_rng(0))
+    observed = -standardise(np.asarray(history.values))[state.best_index]
+    assert float(seen[0].best_f) == pytest.approx(observed)  # not the GP mean there
