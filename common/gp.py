@@ -21,7 +21,6 @@ from common.log import warn
 
 DTYPE = torch.float64
 FIT_MAXITER = 200  # iteration cap: the result does not depend on the machine's load
-WARM_FIT_MAXITER = 25  # from the previous fit's optimum, which one more observation moves little
 
 
 def standardise(values: np.ndarray) -> np.ndarray:
@@ -72,12 +71,14 @@ def fit_gp(
     values: np.ndarray,
     make_kernel: Callable[[], Kernel],
     warm_start: Mapping[str, torch.Tensor] | None = None,
+    warm_maxiter: int = FIT_MAXITER,
 ) -> tuple[SingleTaskGP, dict[str, torch.Tensor]]:
     """A GP of the standardised, negated ``values`` at ``X``, hyper-parameters fitted by MAP.
 
-    Tries a warm-started fit (from ``warm_start``, the parameters of a previous fit), then a fit
-    from the priors' defaults; if both fail it keeps the warm-start (or default) hyper-parameters
-    unfitted and logs a warning. Returns the model and its parameters for the next warm start.
+    Tries a warm-started fit (from ``warm_start``, the parameters of a previous fit, at most
+    ``warm_maxiter`` L-BFGS-B iterations), then a fit from the priors' defaults; if both fail it
+    keeps the warm-start (or default) hyper-parameters unfitted and logs a warning. Returns the
+    model and its parameters for the next warm start.
     """
 
     def build() -> SingleTaskGP:
@@ -93,7 +94,7 @@ def fit_gp(
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                maxiter = FIT_MAXITER if start is None else WARM_FIT_MAXITER
+                maxiter = FIT_MAXITER if start is None else warm_maxiter
                 fit_gpytorch_mll_scipy(mll, options={"maxiter": maxiter})
             if all(torch.isfinite(p).all() for p in model.parameters()):
                 model.eval()

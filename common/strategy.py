@@ -97,12 +97,20 @@ def encode_pending(space: MixedSpace, history: History) -> np.ndarray:
 
 
 def fit_cached(
-    strategy: Strategy, key: Any, X: np.ndarray, values: np.ndarray, make_kernel: Callable
+    strategy: Strategy,
+    key: Any,
+    X: np.ndarray,
+    values: np.ndarray,
+    make_kernel: Callable,
+    warm_maxiter: int | None = None,
 ):
-    """Fit a GP warm-started from the strategy's previous fit under ``key``."""
-    from common.gp import fit_gp
+    """Fit a GP warm-started from the strategy's previous fit under ``key`` (at most
+    ``warm_maxiter`` iterations from there; :data:`common.gp.FIT_MAXITER` if ``None``)."""
+    from common.gp import FIT_MAXITER, fit_gp
 
-    model, params = fit_gp(X, values, make_kernel, strategy.warm_start(key))
+    model, params = fit_gp(
+        X, values, make_kernel, strategy.warm_start(key), warm_maxiter or FIT_MAXITER
+    )
     strategy.remember(key, params)
     return model
 

@@ -135,7 +135,7 @@ def test_a_failing_fit_falls_back_without_raising(fitted, monkeypatch, caplog) -
         assert np.all(np.isfinite(mean)) and np.all(np.isfinite(std))
 
 
-def test_a_warm_started_fit_is_capped_shorter_than_a_fresh_one(fitted, monkeypatch) -> None:
+def test_a_warm_started_fit_stops_at_its_own_cap(fitted, monkeypatch) -> None:
     X, y, _, params = fitted
     caps = []
     real = gp.fit_gpytorch_mll_scipy
@@ -145,7 +145,7 @@ def test_a_warm_started_fit_is_capped_shorter_than_a_fresh_one(fitted, monkeypat
         return real(mll, options=options)
 
     monkeypatch.setattr(gp, "fit_gpytorch_mll_scipy", spy)
-    fit_gp(X, y, lambda: matern_kernel([0, 1]))
+    fit_gp(X, y, lambda: matern_kernel([0, 1]), warm_maxiter=7)  # no warm start: the full cap
+    fit_gp(X, y, lambda: matern_kernel([0, 1]), warm_start=params, warm_maxiter=7)
     fit_gp(X, y, lambda: matern_kernel([0, 1]), warm_start=params)
-    assert caps == [gp.FIT_MAXITER, gp.WARM_FIT_MAXITER]
-    assert gp.WARM_FIT_MAXITER < gp.FIT_MAXITER
+    assert caps == [gp.FIT_MAXITER, 7, gp.FIT_MAXITER]
