@@ -1,23 +1,20 @@
 """Mixbo: the default door, which runs the method that suits the search space in front of it.
 
-The rule, from the measurements so far (README and the issue tracker's closing notes; medians over
-5–12 seeds on a 2-core machine):
+The rule, from the measurements so far (closing notes of the issue tracker; 2-core machine, median
+final regret at 100 trials unless said):
 
-- **Many categorical parameters** (at least :data:`MANY_CATEGORICALS`): CASMOPOLITAN. Its trust
-  regions were built for this and lead every method we measured there: Pest Control (25
-  categoricals of 5 values; 13.5 against BO-FM's 15.1 and CoCaBO's 16.4 at 60 trials, 12 seeds),
-  Contamination (25 binaries), Ackley-53 (50 binaries and 3 floats; 0.21 against TPE's 1.67 at
-  150 trials).
-- **Otherwise** (a few categoricals, integers and floats): BO-FM, whose frequency-modulated kernel
-  keeps integers ordered (path graphs) and couples them with the floats. It led on Func3C (3
-  categoricals and 2 floats; 0.03 regret against CASMOPOLITAN's 0.73 at 60 trials, 12 seeds),
-  Ackley-5C (5 categoricals of 17 values, 1 float) and the 10-dimensional bbob-mixint function we
-  ran, where both trail Optuna's GPSampler.
+- **Any categorical parameter**: CASMOPOLITAN. With its log-EI over the centre's observed value
+  (b8ca993) it led on every space with categoricals we ran: Ackley-5C (5 categoricals of 17
+  values, 1 float; 0.051 over 10 seeds against BO-FM's 0.334 over 5), Func2C (0.0003 against
+  0.0009) and Func3C (0.0016 against 0.0087; 5 seeds each), and, with many categoricals, Pest
+  Control, Contamination and Ackley-53 (README).
+- **Only integers and floats**: BO-FM, whose frequency-modulated kernel keeps integers ordered
+  (path graphs): 33.0 [32.0, 41.7] against CASMOPOLITAN's 41.7 [25.8, 44.7] on bbob-mixint f10 in
+  10 dimensions (5 seeds; weak evidence, and Optuna's GPSampler, about 4, beats both there).
 
-CoCaBO is not chosen: it trailed the better of the other two in every sequential run of those
-tables. The rule
-reads only the space's composition, so every process sharing a study, and a restored Ray searcher,
-runs the same method.
+CoCaBO is not chosen: it trailed the better of the other two in every sequential run we made. The
+rule reads only the space's composition, so every process sharing a study, and a restored Ray
+searcher, runs the same method.
 """
 
 from __future__ import annotations
@@ -32,12 +29,10 @@ from common.history import History
 from common.space import MixedSpace
 from common.strategy import MethodOptions, Strategy, check_integer
 
-MANY_CATEGORICALS = 10  # between Ackley-5C's 5 (BO-FM better) and Pest Control's 25 (CASMOPOLITAN)
-
 
 def choose_method(space: MixedSpace) -> str:
-    """``"casmopolitan"`` for a space with many categorical parameters, else ``"bofm"``."""
-    return "casmopolitan" if len(space.cat_dims) >= MANY_CATEGORICALS else "bofm"
+    """``"casmopolitan"`` for a space with a categorical parameter, else ``"bofm"``."""
+    return "casmopolitan" if space.cat_dims else "bofm"
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from optuna_plugins._base import MixedBOSampler
 class MixboSampler(MixedBOSampler):
     """Mixed-variable BO that picks its method from the search space (:mod:`common.mixbo`).
 
-    CASMOPOLITAN's trust regions when the space has many categorical parameters (10 or more),
-    BO-FM's frequency-modulated kernel otherwise (a few categoricals, integers and floats); the
-    rule and the measurements behind it are in :mod:`common.mixbo`. Every process sharing a study
+    CASMOPOLITAN's trust regions when the space has a categorical parameter, BO-FM's
+    frequency-modulated kernel when it has only integers and floats; the rule and the
+    measurements behind it are in :mod:`common.mixbo`. Every process sharing a study
     picks the same method, since the rule reads only the search space.
 
     Example::

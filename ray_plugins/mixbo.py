@@ -13,7 +13,7 @@ from ray_plugins._space import TuneSpace
 
 class MixboSearch(MixedBOSearch):
     """Mixed-variable BO that picks its method from the search space (:mod:`common.mixbo`):
-    CASMOPOLITAN with 10 or more ``tune.choice`` parameters, BO-FM otherwise.
+    CASMOPOLITAN when there is a ``tune.choice`` parameter, BO-FM otherwise.
 
     Example::
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import optuna
 import pytest
 
-from common.mixbo import MANY_CATEGORICALS, Mixbo, choose_method
+from common.mixbo import Mixbo, choose_method
 from common.problems import get_problem
 from common.space import Categorical, Float, Integer, MixedSpace
 from optuna_plugins import BOFMSampler, CasmopolitanSampler, MixboSampler
@@ -25,9 +25,9 @@ def _space(n_cat: int, n_int: int = 0, n_float: int = 0) -> MixedSpace:
         ("pest", "casmopolitan"),  # 25 categoricals
         ("contamination", "casmopolitan"),  # 25 binaries
         ("ackley53", "casmopolitan"),  # 50 binaries, 3 floats
-        ("func2c", "bofm"),  # 2 categoricals, 2 floats
-        ("func3c", "bofm"),  # 3 categoricals, 2 floats
-        ("ackley5c", "bofm"),  # 5 categoricals of 17 values, 1 float
+        ("func2c", "casmopolitan"),  # 2 categoricals, 2 floats
+        ("func3c", "casmopolitan"),  # 3 categoricals, 2 floats
+        ("ackley5c", "casmopolitan"),  # 5 categoricals of 17 values, 1 float
         ("bbob-mixint-f10-d10", "bofm"),  # integers and floats
     ],
 )
@@ -35,19 +35,19 @@ def test_the_method_follows_the_spaces_composition(problem, method) -> None:
     assert choose_method(get_problem(problem).space) == method
 
 
-def test_the_threshold_is_the_number_of_categorical_parameters() -> None:
-    assert choose_method(_space(MANY_CATEGORICALS)) == "casmopolitan"
-    assert choose_method(_space(MANY_CATEGORICALS - 1, n_int=20, n_float=20)) == "bofm"
+def test_one_categorical_parameter_decides() -> None:
+    assert choose_method(_space(1, n_int=20, n_float=20)) == "casmopolitan"
+    assert choose_method(_space(0, n_int=20, n_float=20)) == "bofm"
     assert choose_method(_space(0, n_float=3)) == "bofm"
-    assert choose_method(_space(MANY_CATEGORICALS, n_float=30)) == "casmopolitan"
+    assert choose_method(_space(25)) == "casmopolitan"
 
 
 def test_one_strategy_per_method_is_kept_across_spaces() -> None:
     strategy = Mixbo()
-    few, many = _space(2, n_float=1), _space(12)
-    assert strategy.method_for(few) is strategy.method_for(_space(3))
-    assert type(strategy.method_for(few)).__name__ == "BOFM"
-    assert type(strategy.method_for(many)).__name__ == "Casmopolitan"
+    numeric, mixed = _space(0, n_int=2, n_float=1), _space(12)
+    assert strategy.method_for(numeric) is strategy.method_for(_space(0, n_float=4))
+    assert type(strategy.method_for(numeric)).__name__ == "BOFM"
+    assert type(strategy.method_for(mixed)).__name__ == "Casmopolitan"
     assert set(strategy.methods) == {"bofm", "casmopolitan"}
 
 
@@ -58,12 +58,17 @@ def _mixed(trial: optuna.Trial) -> float:
     return (x - 0.5) ** 2 + abs(n - 3) / 4 + (c != "b")
 
 
+def _numeric(trial: optuna.Trial) -> float:
+    return (trial.suggest_float("x", -2, 2) - 0.5) ** 2 + abs(trial.suggest_int("n", 0, 8) - 3)
+
+
 def _binary(trial: optuna.Trial) -> float:
     return sum(trial.suggest_categorical(f"b{i}", [0, 1]) * (i % 3 - 1) for i in range(12))
 
 
 @pytest.mark.parametrize(
-    "objective, same_as", [(_mixed, BOFMSampler), (_binary, CasmopolitanSampler)]
+    "objective, same_as",
+    [(_numeric, BOFMSampler), (_mixed, CasmopolitanSampler), (_binary, CasmopolitanSampler)],
 )
 def test_mixbo_runs_the_chosen_method_exactly(objective, same_as) -> None:
     params = []
