@@ -42,11 +42,20 @@ class ConfigSet:
             self._keys.update(self.keys(rows))
 
     def add_configs(self, configs: Iterable[Mapping[str, Any]]) -> None:
-        """Add configurations; one outside the space (another search space's) is skipped."""
-        for config in configs:
-            row = self.encode(config)
-            if row is not None:
-                self.add(row)
+        """Add configurations; one outside the space (another search space's) is skipped.
+
+        Encoded in one call (this runs on every suggestion over the whole history); only when
+        that fails are they encoded one by one to skip the foreign ones."""
+        configs = list(configs)
+        if not configs:
+            return
+        try:
+            self.add(self.space.encode(configs))
+        except (KeyError, ValueError, TypeError):
+            for config in configs:
+                row = self.encode(config)
+                if row is not None:
+                    self.add(row)
 
     def encode(self, config: Mapping[str, Any]) -> np.ndarray | None:
         """``config``'s encoded row, or ``None`` if it is not a configuration of the space."""

@@ -28,3 +28,11 @@ def test_rounding_noise_and_signed_zero_are_the_same_row() -> None:
     taken.add(np.empty((0, 2)))  # nothing to add
     assert len(taken) == 2
     assert not ConfigSet(space).contains(probe).any()
+
+
+def test_configurations_of_another_space_are_skipped_and_the_rest_kept() -> None:
+    space = MixedSpace([Integer("n", 1, 9), Categorical("c", ("a", "b"))])
+    taken = ConfigSet(space)
+    taken.add_configs([{"n": 2, "c": "a"}, {"n": 3}, {"n": 4, "c": "z"}, {"n": 5, "c": "b"}])
+    assert len(taken) == 2
+    assert {"n": 2, "c": "a"} in taken and {"n": 5, "c": "b"} in taken
