@@ -6,7 +6,7 @@ The GP models ``−y`` (see :mod:`common.gp`), so every acquisition here is maxi
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -98,3 +98,25 @@ def maximize_continuous(
     if vals_np[best] < scores.max():  # never worse than the best raw candidate
         return X[int(np.argmax(scores))], float(scores.max())
     return cands_np[best], float(vals_np[best])
+
+
+class CanonicalInputs(AcquisitionFunction):
+    """``acqf`` evaluated at canonical rows: entries that ``active(rows)`` marks unused are set to
+    ``impute`` first (:mod:`common.conditional`), so the acquisition is flat along parameters a
+    candidate does not use. Gradients flow through the used entries only."""
+
+    def __init__(
+        self,
+        acqf: AcquisitionFunction,
+        active: Callable[[np.ndarray], np.ndarray],
+        impute: np.ndarray,
+    ) -> None:
+        super().__init__(acqf.model)
+        self.acqf = acqf
+        self._active = active
+        self._impute = torch.as_tensor(np.asarray(impute, dtype=float), dtype=DTYPE)
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        rows = X.detach().reshape(-1, X.shape[-1]).cpu().numpy()
+        mask = torch.as_tensor(self._active(rows)).reshape(X.shape)
+        return self.acqf(torch.where(mask, X, self._impute.to(X).expand_as(X)))

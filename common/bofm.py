@@ -103,6 +103,10 @@ class BOFM(Strategy):
         lengthscales = hops = None  # the penaliser's distance, needed only with busy points
         if len(busy) or n > 1:
             lengthscales, hops = busy_point_geometry(model, layout)
+        canonical = None
+        if space.conditions:  # the conditional space's imputation, seen in model rows
+            impute = layout.to_model(space.impute_row[None])[0]
+            canonical = (lambda Z: space.active_mask(layout.to_space(Z)), impute)
         rows: list[np.ndarray] = []
         for _ in range(n):  # greedy batch: each pick joins the busy points of the next
             try:
@@ -117,6 +121,7 @@ class BOFM(Strategy):
                     log_base=True,
                     lengthscales=lengthscales,
                     hops=hops,
+                    canonical=canonical,
                 )
                 candidates, values = self._maximise(acqf, layout, Z, y, taken, rng)
             except Exception as err:  # e.g. a posterior that cannot be computed: random points

@@ -30,6 +30,7 @@ from common.space import MixedSpace
 from common.strategy import (
     MethodOptions,
     Strategy,
+    canonical_inputs,
     check_choice,
     check_integer,
     check_number,
@@ -171,6 +172,7 @@ class Casmopolitan(Strategy):
                     space.n_choices,
                     rng,
                     log_base=self.options.acquisition == "ei",
+                    canonical=canonical_inputs(space),
                 )
                 found = maximize_in_region(
                     acqf, space, region, seen, rng, n_starts=self.options.n_starts

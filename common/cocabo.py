@@ -20,6 +20,7 @@ from common.space import MixedSpace
 from common.strategy import (
     MethodOptions,
     Strategy,
+    canonical_inputs,
     check_integer,
     check_number,
     encode_pending,
@@ -101,6 +102,7 @@ class CoCaBO(Strategy):
                 cat,
                 space.n_choices,
                 rng,
+                canonical=canonical_inputs(space),
             )
             template = np.zeros(space.dim)
             template[cat] = h

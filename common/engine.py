@@ -5,6 +5,9 @@ Optuna and Ray Tune alike:
 
 - the :class:`History` (values flipped for maximisation, failed and NaN results dropped, ±inf
   clipped to the finite range, with one warning per study);
+- conditional spaces: configurations may lack parameters (the objective asked for them only on
+  some branches); which parameters each branch uses is learned from them
+  (:mod:`common.conditional`), and the methods model the union;
 - the start-up rule: a uniformly random design until ``n_startup_trials`` trials have been issued
   (completed or running, other than the one being sampled) and one has completed;
 - the call's random generator, a pure function of the seed, the trial's index and the attempt, so
@@ -32,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from common.busy import BusyPolicy
+from common.conditional import conditioned
 from common.configset import ConfigSet
 from common.history import History
 from common.log import Reporter, reporting_to
@@ -168,6 +172,7 @@ class SuggestionEngine:
         """
         start = time.perf_counter()
         rng = self.rng(trial_index, attempt)
+        space = conditioned(space, history.configs)
         taken = ConfigSet(space)
         taken.add_configs((*history.configs, *history.pending, *avoid))
         if not self.design_done(len(history), n_issued):

@@ -8,7 +8,9 @@ Encoding (one row per configuration, one column per *modelled* parameter, in par
 - ``Categorical``: the index of the choice, stored as a float.
 
 Parameters with a single possible value are not modelled: they take no column and decode to that
-value. This module needs only numpy, so importing it is cheap.
+value. A space may carry :mod:`common.conditional`'s conditions: a configuration may then lack a
+conditional parameter, and every encoding is *canonical* (inactive parameters at their imputed
+value). This module needs only numpy, so importing it is cheap.
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from common.conditional import Condition
 
 
 @dataclass(frozen=True)
@@ -118,7 +123,7 @@ def _is_single(p: Parameter) -> bool:
 class MixedSpace:
     """An ordered tuple of parameters with vectorised encode/decode to model arrays."""
 
-    def __init__(self, params: Sequence[Parameter]):
+    def __init__(self, params: Sequence[Parameter], conditions: Sequence[Condition] = ()):
         names = [p.name for p in params]
         if len(set(names)) != len(names):
             raise ValueError(f"parameter names must be unique, got {names}.")
@@ -152,6 +157,17 @@ class MixedSpace:
         wlo = np.where(self._log, np.log(np.maximum(self._low - pad, 1e-300)), self._low - pad)
         whi = np.where(self._log, np.log(np.maximum(self._high + pad, 1e-300)), self._high + pad)
         self._wlow, self._whigh = wlo, whi
+        self.conditions: tuple[Condition, ...] = tuple(conditions)
+        self.optional = frozenset(name for c in self.conditions for name in c.params)
+        unknown = self.optional - {p.name for p in self.modelled}
+        if unknown:
+            raise ValueError(
+                f"conditions name parameters that are not modelled: {sorted(unknown)}."
+            )
+
+    def with_conditions(self, conditions: Sequence[Condition]) -> MixedSpace:
+        """The same parameters under ``conditions`` (see :mod:`common.conditional`)."""
+        return MixedSpace(self.params, conditions)
 
     # ------------------------------------------------------------------ description
     @property
@@ -182,19 +198,62 @@ class MixedSpace:
 
     # ------------------------------------------------------------------ encode / decode
     def encode(self, configs: Sequence[Mapping[str, Any]]) -> np.ndarray:
-        """Configs (dicts of plain values) to an ``(n, dim)`` float array."""
+        """Configs (dicts of plain values) to an ``(n, dim)`` float array.
+
+        A conditional parameter a config lacks takes its imputed value; rows are canonical.
+        """
         out = np.empty((len(configs), self.dim), dtype=float)
+        missing = np.zeros(out.shape, dtype=bool)
         for j, p in enumerate(self.modelled):
+            optional = p.name in self.optional
             if isinstance(p, Categorical):
-                out[:, j] = [p.index(c[p.name]) for c in configs]
+                column = [
+                    p.index(c[p.name]) if not optional or p.name in c else np.nan for c in configs
+                ]
             else:
-                out[:, j] = [float(c[p.name]) for c in configs]
+                column = [
+                    float(c[p.name]) if not optional or p.name in c else np.nan for c in configs
+                ]
+            out[:, j] = column
+            missing[:, j] = np.isnan(out[:, j]) if optional else False
         cont = np.asarray(self.cont_dims, dtype=int)
         if cont.size:
             v = out[:, cont]
             v = np.where(self._log[cont], np.log(np.maximum(v, 1e-300)), v)
             out[:, cont] = (v - self._wlow[cont]) / (self._whigh[cont] - self._wlow[cont])
+        if self.conditions:
+            out = np.where(missing, self.impute_row, out)
+            return self.canonical(out)
         return out
+
+    # ------------------------------------------------------------------ conditions
+    @property
+    def impute_row(self) -> np.ndarray:
+        """The encoded value of each column when its parameter is inactive."""
+        from common.conditional import impute_row
+
+        return impute_row(self)
+
+    def active_mask(self, X: np.ndarray) -> np.ndarray:
+        """Which entries of the encoded rows ``X`` are used (all, without conditions)."""
+        from common.conditional import active_mask
+
+        return active_mask(self, X)
+
+    def canonical(self, X: np.ndarray) -> np.ndarray:
+        """``X`` with every inactive entry at its imputed value (a copy)."""
+        X = np.array(X, dtype=float, copy=True).reshape(-1, self.dim)
+        if not self.conditions:
+            return X
+        return np.where(self.active_mask(X), X, self.impute_row)
+
+    def column_values(self, X: np.ndarray, j: int) -> np.ndarray:
+        """Column ``j`` of encoded rows as values: category indices or (snapped) numbers."""
+        X = np.asarray(X, dtype=float).reshape(-1, self.dim)
+        p = self.modelled[j]
+        if isinstance(p, Categorical):
+            return np.clip(np.round(X[:, j]), 0, len(p.choices) - 1)
+        return self._to_values(X[:, [j]], np.array([j]))[:, 0]
 
     def round(self, X: np.ndarray) -> np.ndarray:
         """Snap encoded rows onto the space: clip to [0,1], snap grids, round category indices."""
@@ -205,7 +264,7 @@ class MixedSpace:
             X[:, cont] = self._from_values(values, cont)
         for j, n in zip(self.cat_dims, self.n_choices, strict=True):
             X[:, j] = np.clip(np.round(X[:, j]), 0, n - 1)
-        return X
+        return self.canonical(X) if self.conditions else X
 
     def decode(self, X: np.ndarray) -> list[dict[str, Any]]:
         """An ``(n, dim)`` array to configs of plain Python values inside bounds and on grids."""

@@ -51,14 +51,29 @@ class Strategy(ABC):
     ) -> list[dict[str, Any]]:
         """``n`` new configurations of ``space`` given ``history`` (values to minimise)."""
 
-    def busy_acquisition(self, make_base: Callable, model, busy_rows: np.ndarray, *args, **kwargs):
+    def busy_acquisition(
+        self,
+        make_base: Callable,
+        model,
+        busy_rows: np.ndarray,
+        *args,
+        canonical: tuple[Callable, np.ndarray] | None = None,
+        **kwargs,
+    ):
         """The acquisition to maximise while ``busy_rows`` run, handled as ``self.busy`` says
-        (PLAyBOOK by default): :func:`common.penalization.acquisition_with_busy_points`."""
+        (PLAyBOOK by default): :func:`common.penalization.acquisition_with_busy_points`.
+
+        ``canonical`` (a conditional space's ``(active_mask, impute_row)`` in the model's rows)
+        makes it see each candidate with its unused parameters imputed, busy-point distances
+        included (:class:`common.acquisition.CanonicalInputs`).
+        """
+        from common.acquisition import CanonicalInputs
         from common.penalization import acquisition_with_busy_points
 
-        return acquisition_with_busy_points(
+        acqf = acquisition_with_busy_points(
             make_base, model, busy_rows, *args, policy=self.busy, **kwargs
         )
+        return acqf if canonical is None else CanonicalInputs(acqf, *canonical)
 
     def warm_start(self, key: Any) -> Any:
         with self._warm_lock:
@@ -79,6 +94,12 @@ class Strategy(ABC):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._warm_lock = threading.Lock()
+
+
+def canonical_inputs(space: MixedSpace) -> tuple[Callable, np.ndarray] | None:
+    """A conditional space's ``(active_mask, impute_row)`` for :meth:`Strategy.busy_acquisition`
+    (``None`` for a space without conditions)."""
+    return (space.active_mask, space.impute_row) if space.conditions else None
 
 
 def random_configs(space: MixedSpace, n: int, rng: np.random.Generator) -> list[dict[str, Any]]:

@@ -1,11 +1,12 @@
 """What every mixbo Optuna sampler shares: Optuna's side of :class:`common.engine.SuggestionEngine`.
 
-The sampler only translates. Its own jobs are Optuna's: the intersection search space, reading
-the study's trials (running trials' parameters from their system attributes, so a trial sampled
-by another thread or process but not yet reported is a busy point), and claiming each suggestion
-in the storage so that two workers sampling at the same moment do not run one configuration
-twice. Everything else (the history, the start-up rule, seeds, repeats, fallbacks, warnings) is the
-engine's.
+The sampler only translates. Its own jobs are Optuna's: the search space (the union of every
+parameter the study's trials used, conditional ones included: :mod:`common.conditional` models
+which trials use which), reading the study's trials (running trials' parameters from their system
+attributes, so a trial sampled by another thread or process but not yet reported is a busy
+point), and claiming each suggestion in the storage so that two workers sampling at the same
+moment do not run one configuration twice. Everything else (the history, the start-up rule,
+seeds, repeats, fallbacks, warnings) is the engine's.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from typing import Any
 import optuna
 from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler, RandomSampler
-from optuna.search_space import IntersectionSearchSpace
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from common.busy import BusyPolicy
+from common.conditional import conditioned
 from common.configset import ConfigSet
 from common.engine import SuggestionEngine, check_seed
 from common.history import History
@@ -74,12 +75,27 @@ def _pending_params(
             dist = trial.distributions[name]
             if space[name] == dist:
                 params[name] = value
-    return params if all(name in params for name in space) else None
+    return params or None
 
 
-def _modelled(trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> bool:
-    """Whether a completed trial is an observation over ``search_space``."""
-    return all(name in trial.params for name in search_space)
+def _config(trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+    """A completed trial's parameters of ``search_space`` (those of its branch)."""
+    return {name: trial.params[name] for name in search_space if name in trial.params}
+
+
+def union_search_space(trials: Sequence[FrozenTrial]) -> dict[str, BaseDistribution]:
+    """Every parameter the ``trials`` used, in sorted order, but those whose distribution differs
+    between trials (handled as Optuna's intersection search space handles them: left to the
+    independent sampler) and those with a single value."""
+    seen: dict[str, BaseDistribution] = {}
+    changed: set[str] = set()
+    for t in trials:
+        for name, dist in t.distributions.items():
+            if seen.setdefault(name, dist) != dist:
+                changed.add(name)
+    return {
+        name: seen[name] for name in sorted(seen) if name not in changed and not seen[name].single()
+    }
 
 
 class MixedBOSampler(BaseSampler):
@@ -131,7 +147,6 @@ class MixedBOSampler(BaseSampler):
         self._design_by_engine = independent_sampler is None
         self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
         self._warn_independent_sampling = bool(warn_independent_sampling)
-        self._search_space = IntersectionSearchSpace()
 
     @property
     def _strategy(self):
@@ -146,11 +161,9 @@ class MixedBOSampler(BaseSampler):
     def infer_relative_search_space(
         self, study: Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
-        return {
-            name: dist
-            for name, dist in self._search_space.calculate(study).items()
-            if not dist.single()
-        }
+        """The union of the parameters of the study's completed and running trials (a
+        conditional parameter included: the model knows which trials use it)."""
+        return union_search_space(study.get_trials(deepcopy=False, states=_STATES))
 
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
@@ -163,6 +176,7 @@ class MixedBOSampler(BaseSampler):
         history, n_issued = self._observations(study, trial, trials, search_space)
         if not self._design_by_engine and not self._engine.design_done(len(history), n_issued):
             return {}  # the user's independent sampler makes the start-up design
+        space = conditioned(space, history.configs)  # "the same configuration" per branch
         known = ConfigSet(space)
         known.add_configs((*history.configs, *history.pending))
         claimed: list[dict[str, Any]] = []  # configurations other workers took meanwhile
@@ -177,7 +191,9 @@ class MixedBOSampler(BaseSampler):
             params = {name: suggestion.config[name] for name in search_space}
             _store_relative_params(study, trial, params, search_space)
             news = [p for p in self._held_elsewhere(study, trial, search_space) if p not in known]
-            if params not in ConfigSet(space, space.encode(news) if news else None):
+            held = ConfigSet(space)
+            held.add_configs(news)
+            if params not in held:
                 return params
             claimed.extend(news)
             known.add_configs(news)
@@ -199,8 +215,7 @@ class MixedBOSampler(BaseSampler):
         the number of trials the start-up rule counts: every other completed or running one."""
         others = [t for t in trials if t.number != trial.number]
         completed = sorted(
-            (t for t in others if t.state == TrialState.COMPLETE and _modelled(t, search_space)),
-            key=lambda t: t.number,
+            (t for t in others if t.state == TrialState.COMPLETE), key=lambda t: t.number
         )
         pending = [
             p
@@ -209,7 +224,7 @@ class MixedBOSampler(BaseSampler):
             if (p := _pending_params(t, search_space)) is not None
         ]
         history = self._engine.history(
-            [{name: t.params[name] for name in search_space} for t in completed],
+            [_config(t, search_space) for t in completed],
             [t.value for t in completed],
             pending,
             maximize=study.direction == StudyDirection.MAXIMIZE,
@@ -234,9 +249,7 @@ class MixedBOSampler(BaseSampler):
             if t.number == trial.number:
                 continue
             if t.state == TrialState.COMPLETE:
-                params = (
-                    {k: t.params[k] for k in search_space} if _modelled(t, search_space) else None
-                )
+                params = _config(t, search_space) or None
             else:
                 params = _pending_params(t, search_space)
             if params is not None:
@@ -251,30 +264,38 @@ class MixedBOSampler(BaseSampler):
         param_distribution: BaseDistribution,
     ) -> Any:
         self._check_single_objective(study)
-        if self._warn_independent_sampling and self._past_design(study, trial):
+        if (
+            self._warn_independent_sampling
+            and not param_distribution.single()
+            and self._used_before(study, trial, param_name)
+            and self._past_design(study, trial)
+        ):
+            # A parameter no trial used before is new (the model covers it from the next trial
+            # on); one used before reaches here only when its distribution changed.
             name = type(self).__name__
             self._engine.reporter.warn(
                 f"The parameter `{param_name}` in trial#{trial.number} is sampled independently "
-                f"by using `{type(self._independent_sampler).__name__}` instead of `{name}` "
-                "(optimization performance may be degraded). Dynamic or conditional search "
-                f"spaces are not supported by `{name}`. You can suppress this warning by setting "
-                f"`warn_independent_sampling` to `False` in the constructor of `{name}`, if this "
-                "independent sampling is intended behavior.",
+                f"by using `{type(self._independent_sampler).__name__}` instead of `{name}`: its "
+                "distribution differs from the one earlier trials used, so the model cannot "
+                "cover it (optimization performance may be degraded). Keep a parameter's range "
+                "and choices fixed during a study, or set `warn_independent_sampling` to `False` "
+                f"in the constructor of `{name}` if this is intended.",
                 cause=f"independent sampling of {param_name}",
             )
         return self._independent_sampler.sample_independent(
             study, trial, param_name, param_distribution
         )
 
+    @staticmethod
+    def _used_before(study: Study, trial: FrozenTrial, param_name: str) -> bool:
+        trials = study.get_trials(deepcopy=False, states=_STATES)
+        return any(param_name in t.distributions for t in trials if t.number != trial.number)
+
     def _past_design(self, study: Study, trial: FrozenTrial) -> bool:
         """The start-up rule as :meth:`sample_relative` applies it, with the same counts."""
-        search_space = self.infer_relative_search_space(study, trial)
         trials = study.get_trials(deepcopy=False, states=_STATES)
         others = [t for t in trials if t.number != trial.number]
-        n_observed = sum(
-            t.state == TrialState.COMPLETE and _modelled(t, search_space) and _has_value(t)
-            for t in others
-        )
+        n_observed = sum(t.state == TrialState.COMPLETE and _has_value(t) for t in others)
         return self._engine.design_done(n_observed, len(others))
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:

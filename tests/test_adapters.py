@@ -109,7 +109,7 @@ def test_no_searcher_repeats_a_configuration_while_a_free_one_exists(name) -> No
     assert len(set(configs)) == 12
 
 
-def test_a_conditional_space_warns_once_per_parameter_and_never_of_races(optuna_logs) -> None:
+def test_a_conditional_space_is_modelled_without_warnings(optuna_logs) -> None:
     def svm_or_tree(trial: optuna.Trial) -> float:
         kind = trial.suggest_categorical("classifier", ["svm", "tree"])
         if kind == "svm":
@@ -118,11 +118,8 @@ def test_a_conditional_space_warns_once_per_parameter_and_never_of_races(optuna_
 
     study = optuna.create_study(sampler=CasmopolitanSampler(seed=0, n_startup_trials=5))
     study.optimize(svm_or_tree, n_trials=40)
-    said = [r.getMessage() for r in optuna_logs.records]
-    assert not [m for m in said if "taken by another trial" in m]
-    independent = [m for m in said if "sampled independently" in m]
-    assert 1 <= len(independent) <= 2  # C and max_depth, once each
-    assert len([m for m in said if "every configuration" in m]) == 1  # 2 classifiers, 40 trials
+    assert not optuna_logs.records  # no race, no independent sampling, no exhausted space
+    assert study.best_value <= 0.01  # max_depth 4 (0.0) or C within 1% of 1
 
 
 def test_workers_sampling_during_the_design_raise_no_conditional_space_alarm(optuna_logs) -> None:

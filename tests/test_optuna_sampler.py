@@ -155,10 +155,19 @@ def test_multi_objective_is_refused_with_advice(sampler_cls) -> None:
         study.optimize(lambda t: (t.suggest_float("x", 0, 1), 0.0), n_trials=1)
 
 
-def test_conditional_parameters_go_to_the_independent_sampler_with_a_warning(
+def test_conditional_parameters_are_modelled_not_sampled_independently(
     sampler_cls, optuna_logs
 ) -> None:
-    study = optuna.create_study(sampler=sampler_cls(seed=0, n_startup_trials=2))
+    sampler = sampler_cls(seed=0, n_startup_trials=2)
+    independent: list[str] = []
+    original = sampler._independent_sampler.sample_independent
+
+    def counting(study, trial, name, dist):
+        independent.append(name)
+        return original(study, trial, name, dist)
+
+    sampler._independent_sampler.sample_independent = counting
+    study = optuna.create_study(sampler=sampler)
 
     def obj(trial: optuna.Trial) -> float:
         kind = trial.suggest_categorical("kind", ["a", "b"])
@@ -166,12 +175,30 @@ def test_conditional_parameters_go_to_the_independent_sampler_with_a_warning(
         return x + trial.suggest_float("shared", 0, 1)
 
     study.optimize(obj, n_trials=10)
-    assert "sampled independently" in optuna_logs.text
+    # only a parameter's first appearance cannot be modelled
+    assert sorted(independent) == sorted(set(independent))
+    assert set(independent) <= {"kind", "x_a", "x_b", "shared"}
+    assert "sampled independently" not in optuna_logs.text
+    branches = {t.params["kind"] for t in study.trials}
+    assert branches == {"a", "b"}
+    for t in study.trials:  # each trial holds exactly its branch's parameters
+        assert set(t.params) == {"kind", f"x_{t.params['kind']}", "shared"}
+
+
+def test_a_parameter_whose_distribution_changes_is_sampled_independently_with_a_warning(
+    sampler_cls, optuna_logs
+) -> None:
+    study = optuna.create_study(sampler=sampler_cls(seed=0, n_startup_trials=2))
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1), n_trials=4)
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 2), n_trials=2)
+    assert "`y` in trial#5 is sampled independently" in optuna_logs.text  # #4: y in [0, 1]
+    assert "`x`" not in optuna_logs.text
     quiet = optuna.create_study(
         sampler=sampler_cls(seed=0, n_startup_trials=2, warn_independent_sampling=False)
     )
     optuna_logs.clear()
-    quiet.optimize(obj, n_trials=6)
+    quiet.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1), n_trials=4)
+    quiet.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 2), n_trials=2)
     assert "sampled independently" not in optuna_logs.text
 
 
@@ -180,11 +207,12 @@ def test_the_independent_sampling_warning_counts_running_trials_as_the_design_do
 ) -> None:
     study = optuna.create_study(sampler=sampler_cls(seed=0, n_startup_trials=3))
     study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=1)
-    for _ in range(2):  # running: with the completed one, the initial design is issued
-        study.ask().suggest_float("x", 0, 1)
+    study.ask().suggest_float("x", 0, 1)  # running: with the completed one, two are issued
     optuna_logs.clear()
-    study.ask().suggest_float("y", 0, 1)  # outside the intersection search space
-    assert "`y` in trial#3 is sampled independently" in optuna_logs.text
+    study.ask().suggest_float("x", 0, 2)  # a changed distribution, still in the design
+    assert "sampled independently" not in optuna_logs.text
+    study.ask().suggest_float("x", 0, 2)  # three issued: past the design
+    assert "`x` in trial#3 is sampled independently" in optuna_logs.text
 
 
 def test_a_failing_strategy_falls_back_with_a_warning(sampler_cls, optuna_logs) -> None:
