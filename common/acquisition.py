@@ -120,3 +120,31 @@ class CanonicalInputs(AcquisitionFunction):
         rows = X.detach().reshape(-1, X.shape[-1]).cpu().numpy()
         mask = torch.as_tensor(self._active(rows)).reshape(X.shape)
         return self.acqf(torch.where(mask, X, self._impute.to(X).expand_as(X)))
+
+
+class ZeroAcquisition(AcquisitionFunction):
+    """A flat log acquisition: before a feasible trial, feasibility alone decides."""
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return X.new_zeros(X.shape[:-2])
+
+
+class FeasibilityWeighted(AcquisitionFunction):
+    """``acqf(X) + Σ_k log P(f_k(X) ≥ t_k)`` for ``models`` = ``[(f_k, t_k)]``: a log acquisition
+    weighted by the probability of feasibility (:mod:`common.constraints`; ``f_k`` models a
+    negated, transformed constraint, so larger is more feasible)."""
+
+    def __init__(self, acqf: AcquisitionFunction, models: Sequence[tuple[Model, float]]) -> None:
+        super().__init__(acqf.model)
+        self.acqf = acqf
+        self.constraint_models = torch.nn.ModuleList([m for m, _ in models])
+        self.thresholds = [float(t) for _, t in models]
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        out = self.acqf(X)
+        for model, t in zip(self.constraint_models, self.thresholds, strict=True):
+            posterior = model.posterior(X)
+            mean = posterior.mean.reshape(X.shape[:-1]).sum(-1)
+            std = posterior.variance.clamp_min(1e-12).sqrt().reshape(X.shape[:-1]).sum(-1)
+            out = out + torch.special.log_ndtr((mean - t) / std)
+        return out

@@ -85,6 +85,7 @@ class BOFM(Strategy):
     ) -> list[dict[str, Any]]:
         from botorch.acquisition import LogExpectedImprovement
 
+        from common.constraints import effective_values, feasibility
         from common.fm_kernel import FMLayout
         from common.fm_model import fit_fm_gp
 
@@ -97,6 +98,15 @@ class BOFM(Strategy):
         model, params = fit_fm_gp(layout, Z, y, rng, self.warm_start(key))
         self.remember(key, params)
         best_f = model.train_targets.max()
+
+        def fit_constraint(k: int, rows: np.ndarray, values: np.ndarray):
+            c_key = (key, "constraint", k)
+            c_model, c_params = fit_fm_gp(layout, Z[rows], values, rng, self.warm_start(c_key))
+            self.remember(c_key, c_params)
+            return c_model
+
+        feasible = feasibility(history, model.train_targets.detach().numpy(), fit_constraint)
+        y = effective_values(history)  # sprays around the best: feasible trials first
         pending = encode_pending(space, history)
         busy = layout.to_model(pending)
         taken = _Taken(space, layout, np.vstack([X, pending]))
@@ -122,6 +132,7 @@ class BOFM(Strategy):
                     lengthscales=lengthscales,
                     hops=hops,
                     canonical=canonical,
+                    feasibility=feasible,
                 )
                 candidates, values = self._maximise(acqf, layout, Z, y, taken, rng)
             except Exception as err:  # e.g. a posterior that cannot be computed: random points

@@ -34,6 +34,7 @@ from common.strategy import (
     check_choice,
     check_integer,
     check_number,
+    constraint_fitter,
     encode_pending,
     fit_cached,
     random_configs,
@@ -104,17 +105,20 @@ class Casmopolitan(Strategy):
             failure_tolerance=self.options.failure_tolerance,
             success_tolerance=self.options.success_tolerance,
         )
-        return replay(history.values, config)
+        from common.constraints import effective_values
+
+        return replay(effective_values(history), config)
 
     def suggest(
         self, space: MixedSpace, history: History, n: int, rng: np.random.Generator
     ) -> list[dict[str, Any]]:
+        from common.constraints import effective_values, feasibility
         from common.kernels import casmopolitan_kernel
 
         if len(history) == 0 or space.dim == 0:
             return random_configs(space, n, rng)
         X = space.encode(history.configs)
-        y = history.values
+        y = effective_values(history)  # trust regions and restarts: feasible trials first
         cat, cont = list(space.cat_dims), list(space.cont_dims)
         state = self.trust_region_state(space, history)
         busy = encode_pending(space, history)
@@ -123,8 +127,14 @@ class Casmopolitan(Strategy):
         if state.needs_centre:
             pick = self._restart_picker(space, X, y, state)
         else:
-            model = self._model(space, X, y, lambda: casmopolitan_kernel(cont, cat))
-            pick = self._local_picker(space, model, X, state)
+
+            def kernel():
+                return casmopolitan_kernel(cont, cat)
+
+            model = self._model(space, X, history.values, kernel)
+            fit = constraint_fitter(self, ("casmopolitan", space), X, kernel)
+            feasible = feasibility(history, model.train_targets.detach().numpy(), fit)
+            pick = self._local_picker(space, model, X, state, feasible)
         return space.decode(select_sequentially(pick, n, seen, busy, space, rng))
 
     def _model(self, space: MixedSpace, X: np.ndarray, y: np.ndarray, make_kernel: Callable):
@@ -153,7 +163,7 @@ class Casmopolitan(Strategy):
 
         return pick
 
-    def _local_picker(self, space, model, X, state) -> Callable:
+    def _local_picker(self, space, model, X, state, feasible=None) -> Callable:
         from common.local_search import maximize_in_region, sample_in_region
         from common.trust_region import region_of
 
@@ -173,6 +183,7 @@ class Casmopolitan(Strategy):
                     rng,
                     log_base=self.options.acquisition == "ei",
                     canonical=canonical_inputs(space),
+                    feasibility=feasible,
                 )
                 found = maximize_in_region(
                     acqf, space, region, seen, rng, n_starts=self.options.n_starts

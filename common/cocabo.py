@@ -23,6 +23,7 @@ from common.strategy import (
     canonical_inputs,
     check_integer,
     check_number,
+    constraint_fitter,
     encode_pending,
     fit_cached,
     random_configs,
@@ -74,12 +75,13 @@ class CoCaBO(Strategy):
     ) -> list[dict[str, Any]]:
         from common.acquisition import maximize_continuous, upper_confidence_bound
         from common.bandit import draw_categories, draw_category_batch, replay_exp3
+        from common.constraints import effective_values, feasibility
         from common.kernels import cocabo_kernel
 
         if len(history) == 0 or space.dim == 0:
             return random_configs(space, n, rng)
         X = space.encode(history.configs)
-        y = history.values
+        y = effective_values(history)  # the bandits' rewards: feasible trials first
         cat, cont = list(space.cat_dims), list(space.cont_dims)
         opts = self.options
         log_w = replay_exp3(X[:, cat].astype(int), y, space.n_choices, opts.n_init, opts.horizon)
@@ -87,8 +89,16 @@ class CoCaBO(Strategy):
             categories = draw_categories(log_w, opts.horizon, rng)[None]
         else:
             categories = draw_category_batch(log_w, opts.horizon, n, rng)
-        model = fit_cached(
-            self, ("cocabo", space), X, y, lambda: cocabo_kernel(cont, cat), WARM_FIT_MAXITER
+
+        def kernel():
+            return cocabo_kernel(cont, cat)
+
+        key = ("cocabo", space)
+        model = fit_cached(self, key, X, history.values, kernel, WARM_FIT_MAXITER)
+        feasible = feasibility(
+            history,
+            model.train_targets.detach().numpy(),
+            constraint_fitter(self, key, X, kernel, WARM_FIT_MAXITER),
         )
         busy = encode_pending(space, history)
         best = X[np.argsort(y)[:3]]
@@ -103,6 +113,7 @@ class CoCaBO(Strategy):
                 space.n_choices,
                 rng,
                 canonical=canonical_inputs(space),
+                feasibility=feasible,
             )
             template = np.zeros(space.dim)
             template[cat] = h

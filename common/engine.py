@@ -115,14 +115,20 @@ class SuggestionEngine:
         pending: Iterable[Mapping[str, Any]] = (),
         *,
         maximize: bool = False,
+        constraints: Sequence[Sequence[float]] | None = None,
     ) -> History:
         """Completed ``configs`` with their raw ``values`` (``None`` or NaN: left out) as a
-        :class:`History` to minimise, ``pending`` the running trials' configurations."""
-        kept = [
-            (c, float(v))
-            for c, v in zip(configs, values, strict=True)
-            if v is not None and not math.isnan(v)
-        ]
+        :class:`History` to minimise, ``pending`` the running trials' configurations,
+        ``constraints`` each completed trial's constraint values (NaN: not reported)."""
+        keep = [v is not None and not math.isnan(v) for v in values]
+        kept = [(c, float(v)) for c, v, k in zip(configs, values, keep, strict=True) if k]
+        kept_constraints = None
+        if constraints is not None:
+            rows = [list(r) for r, k in zip(constraints, keep, strict=True) if k]
+            width = max((len(r) for r in rows), default=0)
+            kept_constraints = np.full((len(rows), width), np.nan)
+            for i, r in enumerate(rows):
+                kept_constraints[i, : len(r)] = r
         numbers_ = np.asarray([v for _, v in kept], dtype=float)
         if maximize:
             numbers_ = -numbers_
@@ -135,7 +141,7 @@ class SuggestionEngine:
             )
             lo, hi = (numbers_[finite].min(), numbers_[finite].max()) if finite.any() else (0, 0)
             numbers_ = np.clip(np.nan_to_num(numbers_, posinf=hi, neginf=lo), lo, hi)
-        return History(tuple(c for c, _ in kept), numbers_, tuple(pending))
+        return History(tuple(c for c, _ in kept), numbers_, tuple(pending), kept_constraints)
 
     def design_done(self, n_observed: int, n_issued: int) -> bool:
         """Whether the start-up design is complete: ``n_issued`` trials (completed or running,

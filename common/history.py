@@ -11,7 +11,8 @@ import numpy as np
 
 @dataclass(frozen=True)
 class History:
-    """Completed ``(config, value)`` pairs in trial order (values to *minimise*), pending configs.
+    """Completed ``(config, value)`` pairs in trial order (values to *minimise*), pending configs,
+    and each completed trial's constraint values (:mod:`common.constraints`), if any.
 
     The adapters build one from a framework's trial list: they flip maximised objectives, drop
     failed trials and non-finite values, and pass running trials as ``pending``. Every strategy
@@ -21,6 +22,7 @@ class History:
     configs: tuple[Mapping[str, Any], ...] = ()
     values: np.ndarray = field(default_factory=lambda: np.empty(0))
     pending: tuple[Mapping[str, Any], ...] = ()
+    constraints: np.ndarray | None = None  # (n, k): ≤ 0 feasible, NaN not reported
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "configs", tuple(self.configs))
@@ -31,6 +33,22 @@ class History:
         if not np.all(np.isfinite(values)):
             raise ValueError("History values must be finite; drop or clip them in the adapter.")
         object.__setattr__(self, "values", values)
+        c = self.constraints
+        c = np.empty((len(values), 0)) if c is None else np.asarray(c, dtype=float)
+        if c.ndim != 2 or len(c) != len(values):
+            raise ValueError(f"constraints must be an (n, k) array for {len(values)} values.")
+        object.__setattr__(self, "constraints", c)
+
+    @property
+    def constrained(self) -> bool:
+        """Whether any trial reports a constraint value."""
+        return bool(np.isfinite(self.constraints).any())
+
+    @property
+    def feasible(self) -> np.ndarray:
+        """Which trials satisfy every constraint (a trial missing a value does not)."""
+        c = self.constraints
+        return np.all(np.where(np.isnan(c), np.inf, c) <= 0, axis=1)
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -41,5 +59,7 @@ class History:
         configs: Sequence[Mapping[str, Any]],
         values: Sequence[float],
         pending: Sequence[Mapping[str, Any]] = (),
+        constraints: Sequence[Sequence[float]] | None = None,
     ) -> History:
-        return cls(tuple(configs), np.asarray(values, dtype=float), tuple(pending))
+        c = None if constraints is None else np.asarray(constraints, dtype=float)
+        return cls(tuple(configs), np.asarray(values, dtype=float), tuple(pending), c)

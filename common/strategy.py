@@ -58,6 +58,7 @@ class Strategy(ABC):
         busy_rows: np.ndarray,
         *args,
         canonical: tuple[Callable, np.ndarray] | None = None,
+        feasibility=None,
         **kwargs,
     ):
         """The acquisition to maximise while ``busy_rows`` run, handled as ``self.busy`` says
@@ -65,14 +66,20 @@ class Strategy(ABC):
 
         ``canonical`` (a conditional space's ``(active_mask, impute_row)`` in the model's rows)
         makes it see each candidate with its unused parameters imputed, busy-point distances
-        included (:class:`common.acquisition.CanonicalInputs`).
+        included (:class:`common.acquisition.CanonicalInputs`). ``feasibility`` (a constrained
+        study's :class:`common.constraints.Feasibility`) replaces the base by log EI over the best
+        feasible value and adds the log probability of feasibility.
         """
         from common.acquisition import CanonicalInputs
         from common.penalization import acquisition_with_busy_points
 
+        if feasibility is not None:
+            make_base, kwargs["log_base"] = feasibility.base(make_base), True
         acqf = acquisition_with_busy_points(
             make_base, model, busy_rows, *args, policy=self.busy, **kwargs
         )
+        if feasibility is not None:
+            acqf = feasibility.weigh(acqf)
         return acqf if canonical is None else CanonicalInputs(acqf, *canonical)
 
     def warm_start(self, key: Any) -> Any:
@@ -94,6 +101,20 @@ class Strategy(ABC):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._warm_lock = threading.Lock()
+
+
+def constraint_fitter(
+    strategy: Strategy, key: Any, X: np.ndarray, make_kernel: Callable, warm_maxiter=None
+) -> Callable:
+    """``fit(k, rows, values)`` for :func:`common.constraints.feasibility`: the method's GP on
+    constraint ``k``'s values at ``X[rows]``, warm-started per constraint."""
+
+    def fit(k: int, rows: np.ndarray, values: np.ndarray):
+        return fit_cached(
+            strategy, (key, "constraint", k), X[rows], values, make_kernel, warm_maxiter
+        )
+
+    return fit
 
 
 def canonical_inputs(space: MixedSpace) -> tuple[Callable, np.ndarray] | None:

@@ -12,7 +12,8 @@ seeds, repeats, fallbacks, warnings) is the engine's.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import optuna
@@ -39,6 +40,7 @@ _RELATIVE_PARAMS_KEY = "mixbo:relative_params"
 _SYSTEM_ATTR_MAX_LENGTH = 2045
 _MAX_CLAIMS = 3  # picks per trial while other workers keep taking them
 _STATES = (TrialState.COMPLETE, TrialState.RUNNING)
+_CONSTRAINTS_KEY = "constraints"  # where Optuna's samplers store constraints_func's values
 
 
 def _store_relative_params(
@@ -83,6 +85,16 @@ def _config(trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> di
     return {name: trial.params[name] for name in search_space if name in trial.params}
 
 
+def _constraint_rows(trials: Sequence[FrozenTrial]) -> list[list[float]] | None:
+    """Each trial's constraint values by constraint name (NaN where a trial lacks one), or
+    ``None`` when no trial has any."""
+    values = [t.constraints for t in trials]
+    names = sorted({name for v in values for name in v})
+    if not names:
+        return None
+    return [[float(v.get(name, math.nan)) for name in names] for v in values]
+
+
 def union_search_space(trials: Sequence[FrozenTrial]) -> dict[str, BaseDistribution]:
     """Every parameter the ``trials`` used, in sorted order, but those whose distribution differs
     between trials (handled as Optuna's intersection search space handles them: left to the
@@ -117,6 +129,11 @@ class MixedBOSampler(BaseSampler):
             the GP on its mean there, ``"ignore"`` neither; ``penalizer`` is PLAyBOOK's ``"hlp"``
             (hard local, default) or ``"lp"``, ``lipschitz`` its ``"local"`` (per busy point,
             default) or ``"global"`` estimate.
+        constraints_func: As Optuna's samplers take it: a function of a finished trial that
+            returns its constraint values (feasible when each is ≤ 0), stored with the trial.
+            Constraints set in the objective with ``trial.set_constraint(name, value)`` are
+            used without it. Every method then weighs its acquisition by the probability of
+            feasibility, and the incumbent is the best feasible trial (:mod:`common.constraints`).
     """
 
     def __init__(
@@ -130,6 +147,7 @@ class MixedBOSampler(BaseSampler):
         pending: str = "playbook",
         penalizer: str = "hlp",
         lipschitz: str = "local",
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     ) -> None:
         if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
             raise ValueError(
@@ -147,6 +165,9 @@ class MixedBOSampler(BaseSampler):
         self._design_by_engine = independent_sampler is None
         self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
         self._warn_independent_sampling = bool(warn_independent_sampling)
+        if constraints_func is not None and not callable(constraints_func):
+            raise ValueError(f"constraints_func must be callable, got {constraints_func!r}.")
+        self._constraints_func = constraints_func
 
     @property
     def _strategy(self):
@@ -183,7 +204,12 @@ class MixedBOSampler(BaseSampler):
         for attempt in range(_MAX_CLAIMS):
             suggestion = self._engine.suggest(
                 space,
-                History(history.configs, history.values, (*history.pending, *claimed)),
+                History(
+                    history.configs,
+                    history.values,
+                    (*history.pending, *claimed),
+                    history.constraints,
+                ),
                 trial_index=trial.number,
                 n_issued=n_issued,
                 attempt=attempt,
@@ -228,6 +254,7 @@ class MixedBOSampler(BaseSampler):
             [t.value for t in completed],
             pending,
             maximize=study.direction == StudyDirection.MAXIMIZE,
+            constraints=_constraint_rows(completed),
         )
         return history, len(others)
 
@@ -308,6 +335,11 @@ class MixedBOSampler(BaseSampler):
         state: TrialState,
         values: Sequence[float] | None,
     ) -> None:
+        if self._constraints_func is not None and state in (TrialState.COMPLETE, TrialState.PRUNED):
+            constraints = tuple(float(c) for c in self._constraints_func(trial))
+            if any(math.isnan(c) for c in constraints):
+                raise ValueError(f"constraints_func returned NaN for trial {trial.number}.")
+            study._storage.set_trial_system_attr(trial._trial_id, _CONSTRAINTS_KEY, constraints)
         self._independent_sampler.after_trial(study, trial, state, values)
 
     # ------------------------------------------------------------------ helpers

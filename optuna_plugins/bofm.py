@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from optuna.samplers import BaseSampler
+from optuna.trial import FrozenTrial
 
 from common.bofm import BOFMOptions
 from optuna_plugins._base import MixedBOSampler
@@ -35,6 +36,8 @@ class BOFMSampler(MixedBOSampler):
             modelled as continuous (default 20).
         pending, penalizer, lipschitz: How running trials count (PLAyBOOK by default); see
             :class:`optuna_plugins._base.MixedBOSampler`.
+        constraints_func: Constraint values of a finished trial (feasible when each is ≤ 0), as
+            Optuna's samplers take it; see :class:`optuna_plugins._base.MixedBOSampler`.
     """
 
     def __init__(
@@ -49,6 +52,7 @@ class BOFMSampler(MixedBOSampler):
         pending: str = "playbook",
         penalizer: str = "hlp",
         lipschitz: str = "local",
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     ) -> None:
         super().__init__(
             BOFMOptions(graphs=graphs or {}, max_path_values=max_path_values),
@@ -59,4 +63,5 @@ class BOFMSampler(MixedBOSampler):
             pending=pending,
             penalizer=penalizer,
             lipschitz=lipschitz,
+            constraints_func=constraints_func,
         )

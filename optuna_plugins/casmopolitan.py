@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from optuna.samplers import BaseSampler
+from optuna.trial import FrozenTrial
 
 from common.casmopolitan import CasmopolitanOptions
 from common.engine import check_startup
@@ -36,6 +39,8 @@ class CasmopolitanSampler(MixedBOSampler):
         success_tolerance: Successes in a row before it expands.
         pending, penalizer, lipschitz: How running trials count (PLAyBOOK by default); see
             :class:`optuna_plugins._base.MixedBOSampler`.
+        constraints_func: Constraint values of a finished trial (feasible when each is ≤ 0), as
+            Optuna's samplers take it; see :class:`optuna_plugins._base.MixedBOSampler`.
     """
 
     def __init__(
@@ -52,6 +57,7 @@ class CasmopolitanSampler(MixedBOSampler):
         pending: str = "playbook",
         penalizer: str = "hlp",
         lipschitz: str = "local",
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     ) -> None:
         super().__init__(
             CasmopolitanOptions(
@@ -68,4 +74,5 @@ class CasmopolitanSampler(MixedBOSampler):
             pending=pending,
             penalizer=penalizer,
             lipschitz=lipschitz,
+            constraints_func=constraints_func,
         )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from optuna.samplers import BaseSampler
+from optuna.trial import FrozenTrial
 
 from common.cocabo import CoCaBOOptions
 from common.engine import check_startup
@@ -29,6 +32,8 @@ class CoCaBOSampler(MixedBOSampler):
         horizon: Budget assumed by EXP3's exploration-rate schedule (the paper's 200).
         pending, penalizer, lipschitz: How running trials count (PLAyBOOK by default); see
             :class:`optuna_plugins._base.MixedBOSampler`.
+        constraints_func: Constraint values of a finished trial (feasible when each is ≤ 0), as
+            Optuna's samplers take it; see :class:`optuna_plugins._base.MixedBOSampler`.
     """
 
     def __init__(
@@ -43,6 +48,7 @@ class CoCaBOSampler(MixedBOSampler):
         pending: str = "playbook",
         penalizer: str = "hlp",
         lipschitz: str = "local",
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     ) -> None:
         super().__init__(
             CoCaBOOptions(n_init=check_startup(n_startup_trials), kappa=kappa, horizon=horizon),
@@ -53,4 +59,5 @@ class CoCaBOSampler(MixedBOSampler):
             pending=pending,
             penalizer=penalizer,
             lipschitz=lipschitz,
+            constraints_func=constraints_func,
         )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from optuna.samplers import BaseSampler
+from optuna.trial import FrozenTrial
 
 from common.engine import check_startup
 from common.mixbo import MixboOptions
@@ -24,7 +27,7 @@ class MixboSampler(MixedBOSampler):
 
     Args:
         seed, n_startup_trials, independent_sampler, warn_independent_sampling, pending,
-            penalizer, lipschitz: As for every mixbo sampler, see
+            penalizer, lipschitz, constraints_func: As for every mixbo sampler, see
             :class:`optuna_plugins._base.MixedBOSampler`.
     """
 
@@ -38,6 +41,7 @@ class MixboSampler(MixedBOSampler):
         pending: str = "playbook",
         penalizer: str = "hlp",
         lipschitz: str = "local",
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     ) -> None:
         super().__init__(
             MixboOptions(n_init=check_startup(n_startup_trials)),
@@ -48,4 +52,5 @@ class MixboSampler(MixedBOSampler):
             pending=pending,
             penalizer=penalizer,
             lipschitz=lipschitz,
+            constraints_func=constraints_func,
         )

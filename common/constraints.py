@@ -1,0 +1,110 @@
+"""Constraints: the probability that a candidate is feasible, from one GP per constraint.
+
+Constrained expected improvement (Gardner et al., ICML 2014; Gelbart, Snoek and Adams, UAI 2014),
+as Optuna's GPSampler uses it: a trial is feasible when each of its constraint values is ≤ 0; each
+constraint gets a GP (the method's own model, fitted on the trials that report that constraint),
+and every method maximises
+
+    log EI(x; best feasible observed value) + Σ_k log P(c_k(x) ≤ 0).
+
+Before the first feasible trial there is nothing to improve on, and the acquisition is the log
+probability of feasibility alone: the search seeks feasibility first. The objective's model still
+learns from every trial, feasible or not. A constraint no trial has violated gets no model (it has
+not bound anywhere yet). PLAyBOOK's penalisation of busy points applies to the log-EI as usual.
+
+The constraint models share the objective's target transform (Gaussian-copula ranks, negated), so
+"c_k ≤ 0" is a threshold on the model's scale: midway between the feasible and infeasible trials'
+transformed values.
+
+Trials without constraint values in a constrained study (an objective that failed to call
+``set_constraint``, a ``constraints_func`` added mid-study): the objective model uses them, each
+constraint model leaves them out, and their feasibility counts as unknown, so they are never the
+incumbent (:func:`effective_values` ranks them with the infeasible ones).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from common.history import History
+
+
+def effective_values(history: History) -> np.ndarray:
+    """Values for a method's own bookkeeping (trust-region centres, bandit rewards, sprays
+    around the best): every feasible trial before every other, those ordered by their total
+    violation (unknown: none). The objective's GP still models ``history.values``."""
+    values = history.values
+    if not history.constrained or not len(values):
+        return values
+    feasible = history.feasible
+    violation = np.nansum(np.maximum(history.constraints, 0.0), axis=1)
+    span = float(values.max() - values.min()) or 1.0
+    ranks = np.argsort(np.argsort(violation, kind="stable"), kind="stable")
+    worse = values.max() + span * (1.0 + ranks / max(len(values), 1))
+    return np.where(feasible, values, worse)
+
+
+@dataclass
+class Feasibility:
+    """The constraint models with their thresholds, and the best feasible objective target."""
+
+    models: list[tuple[Any, float]]
+    best_f: float | None
+
+    def base(self, make_base: Callable) -> Callable:
+        """The base acquisition of a constrained study: log EI over the best feasible observed
+        value, or nothing (zero) before a feasible trial."""
+        from botorch.acquisition import LogExpectedImprovement
+
+        from common.acquisition import ZeroAcquisition
+
+        if self.best_f is None:
+            return ZeroAcquisition
+        best_f = self.best_f
+        return lambda model: LogExpectedImprovement(model, best_f=best_f)
+
+    def weigh(self, acqf):
+        """``acqf`` (a log acquisition) plus the log probability of feasibility."""
+        from common.acquisition import FeasibilityWeighted
+
+        return FeasibilityWeighted(acqf, self.models) if self.models else acqf
+
+
+def feasibility(
+    history: History,
+    objective_targets: np.ndarray,
+    fit: Callable[[int, np.ndarray, np.ndarray], Any],
+) -> Feasibility | None:
+    """The :class:`Feasibility` of a constrained ``history`` (``None`` without constraints).
+
+    ``objective_targets`` are the objective model's training targets (transformed, negated: larger
+    is better), one per history row; ``fit(k, rows, values)`` fits the method's GP to constraint
+    ``k``'s ``values`` at the history's rows ``rows`` (an index array).
+    """
+    if not history.constrained:
+        return None
+    feasible = history.feasible
+    targets = np.asarray(objective_targets, dtype=float)
+    best_f = float(targets[feasible].max()) if feasible.any() else None
+    models = []
+    for k in range(history.constraints.shape[1]):
+        c = history.constraints[:, k]
+        rows = np.flatnonzero(np.isfinite(c))
+        if len(rows) < 2 or not (c[rows] > 0).any():
+            continue
+        model = fit(k, rows, c[rows])
+        models.append((model, _threshold(model.train_targets.detach().numpy(), c[rows] <= 0)))
+    return Feasibility(models, best_f)
+
+
+def _threshold(targets: np.ndarray, ok: np.ndarray) -> float:
+    """Where "feasible" starts on the model's scale (larger targets are smaller values)."""
+    if ok.any() and (~ok).any():
+        return float((targets[ok].min() + targets[~ok].max()) / 2)
+    if ok.any():  # unreachable here (a model exists only for a violated constraint)
+        return float(targets.min() - 0.5)
+    return float(targets.max() + 0.5)  # never satisfied yet: just beyond the best seen
