@@ -7,6 +7,7 @@ the registry and skip tests run everywhere.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,10 @@ def test_registry_names_and_extra() -> None:
     assert set(peers.PEERS) == {"catcmawm", "smac", "ax"}
     assert set(peers.PEERS) <= set(compare.names())
     assert not any(compare.is_ours(name) for name in peers.PEERS)
+    # a peer that cannot run beside our dependencies is skipped with the reason, never stood in for
+    assert "numpy<1.25" in compare.skip_reason("hebo", get_problem("func2c").space)
+    with pytest.raises(ValueError, match="hebo"):
+        compare.run(get_problem("func2c"), "hebo", 0, 2)
 
 
 def test_missing_package_skips_the_peer(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -201,3 +206,19 @@ def test_runner_runs_a_peer_on_a_problem() -> None:
     assert np.isfinite(result.values).all() and len(result.suggest_seconds) == 12
     again = compare.run(get_problem("func2c"), "catcmawm", 0, 12)
     assert result.params == again.params
+
+
+def test_cli_names_the_peers() -> None:
+    from optuna_plugins.compare import cli
+
+    assert cli._expand_samplers(["catcmawm,smac", "tpe"]) == ["catcmawm", "smac", "tpe"]
+    assert cli._expand_samplers(["peers"]) == ["catcmawm", "smac", "ax", "hebo"]
+    assert cli._label("hebo") == "hebo (peer, cannot run: see README)"
+
+
+def test_the_peers_extra_installs_every_runnable_peer() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    root = Path(__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    extra = {req.split(">")[0] for req in project["optional-dependencies"]["peers"]}
+    assert extra == {peer.distribution for peer in peers.PEERS.values()}

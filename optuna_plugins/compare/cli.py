@@ -383,11 +383,11 @@ def _missing_extra() -> list[str]:
 
 def _expand_samplers(names: Sequence[str]) -> list[str]:
     out: list[str] = []
-    for name in names:
+    for name in (part for item in names for part in item.split(",") if part):
         if name == "all":
             out += runner.names()
         elif name == "peers":
-            out += list(runner.PEERS)
+            out += [*runner.PEERS, *runner.UNAVAILABLE]
         elif name == "ours":
             out += [s for s in runner.SAMPLERS if runner.is_ours(s)]
         elif name == "optuna":
@@ -422,7 +422,8 @@ def parser() -> argparse.ArgumentParser:
         nargs="+",
         default=list(DEFAULT_SAMPLERS),
         metavar="NAME",
-        help=f"samplers, from: {', '.join(runner.names())}; or 'ours', 'optuna', 'peers', 'all'",
+        help=f"samplers (space- or comma-separated), from: {', '.join(runner.names())}; or "
+        "'ours', 'optuna', 'peers', 'all'",
     )
     p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="number of seeds per sampler")
     p.add_argument(
@@ -534,6 +535,8 @@ def _label(sampler: str) -> str:
     """A sampler's name for ``--list``: ours marked, peers marked (and missing ones said)."""
     if runner.is_ours(sampler):
         return f"{sampler} (mixbo)"
+    if sampler in runner.UNAVAILABLE:
+        return f"{sampler} (peer, cannot run: see README)"
     if sampler in runner.PEERS:
         return f"{sampler} (peer{', not installed' if runner.missing(sampler) else ''})"
     return sampler

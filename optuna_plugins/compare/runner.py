@@ -34,7 +34,7 @@ from common.problem import Problem
 from common.space import Categorical, Float, MixedSpace
 from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 from optuna_plugins._base import MixedBOSampler
-from optuna_plugins.compare.peers import PEERS, missing
+from optuna_plugins.compare.peers import PEERS, UNAVAILABLE, missing
 
 SamplerFactory = Callable[[int], optuna.samplers.BaseSampler]
 
@@ -68,8 +68,8 @@ def is_ours(sampler: str) -> bool:
 
 
 def names() -> list[str]:
-    """Every sampler ``run`` knows by name: ours, Optuna's, then the peers."""
-    return [*SAMPLERS, *PEERS]
+    """Every sampler known by name: ours, Optuna's, the peers (and those that cannot run here)."""
+    return [*SAMPLERS, *PEERS, *UNAVAILABLE]
 
 
 def _no_categoricals(space: MixedSpace) -> str | None:
@@ -86,6 +86,7 @@ def _peer_installed(name: str) -> Callable[[MixedSpace], str | None]:
 APPLIES: dict[str, Callable[[MixedSpace], str | None]] = {
     "cmaes": _no_categoricals,
     **{name: _peer_installed(name) for name in PEERS},
+    **{name: (lambda space, why=why: why) for name, why in UNAVAILABLE.items()},
 }
 
 
@@ -155,6 +156,8 @@ def run(
     from optuna_plugins.compare.simulated_workers import half_normal_runtimes, simulate
 
     dists = distributions(problem.space)
+    if isinstance(sampler, str) and sampler in UNAVAILABLE:
+        raise ValueError(UNAVAILABLE[sampler])
     if isinstance(sampler, str) and sampler in PEERS:
         chosen = PEERS[sampler].build(seed, dists, n_trials)
     else:

@@ -8,7 +8,8 @@ ask/tell interface, with its set-up and its encoding of our parameter types in i
 - ``ax``: Ax's default generation strategy (the ``ax-platform`` package).
 
 HEBO is not among them: no release of the ``hebo`` package runs beside our numpy, pandas and
-pymoo (see the README). The packages come with the ``peers`` extra and are imported only when a
+pymoo; ``UNAVAILABLE`` keeps its name and the reason, so a comparison that asks for it shows it
+skipped with that reason. The packages come with the ``peers`` extra and are imported only when a
 peer is built; :func:`missing` names the one to install.
 
 Example::
@@ -53,6 +54,14 @@ PEERS: dict[str, Peer] = {
 }
 
 
+# peers that no installable release runs beside our dependencies: name -> why (see the README)
+UNAVAILABLE: dict[str, str] = {
+    "hebo": "hebo: no release runs beside numpy 2 and pandas 2+ (0.3.5/0.3.6 need numpy<1.25; "
+    "0.3.2 imports pymoo.factory, gone in pymoo 0.6, and calls DataFrame.append, gone in "
+    "pandas 2)",
+}
+
+
 def missing(name: str) -> str | None:
     """Why peer ``name`` cannot run here (its package is not installed), or None."""
     peer = PEERS[name]
@@ -61,4 +70,4 @@ def missing(name: str) -> str | None:
     return None
 
 
-__all__ = ["PEERS", "Peer", "missing"]
+__all__ = ["PEERS", "UNAVAILABLE", "Peer", "missing"]
