@@ -5,6 +5,12 @@ Runs on an existing Ray cluster when given its address, and on a local one other
     python examples/ray_tune_quickstart.py                           # local Ray, 2 CPUs
     python examples/ray_tune_quickstart.py --address auto            # the cluster `ray start` made
     python examples/ray_tune_quickstart.py --address 10.0.0.5:6379 --method casmopolitan
+    python examples/ray_tune_quickstart.py --compare              # ours beside Tune's OptunaSearch
+
+``--compare`` runs the same trainable, budget and seed under mixbo's searchers and Tune's own
+``OptunaSearch`` with TPE and with Optuna's GP sampler, and prints each one's best loss. Tune's
+``HEBOSearch`` is not among them: no release of the ``hebo`` package runs beside numpy 2 and
+pandas 2+ (see the README's section on the peers).
 
 The searcher runs in this driver process, the trials anywhere on the cluster. A cluster with
 Ray's token authentication (Ray 2.60 turns it on for the clusters it starts) also needs
@@ -47,9 +53,19 @@ def train(config: dict) -> dict:
     return {"loss": loss}
 
 
+OURS = ("mixbo", "cocabo", "casmopolitan", "bofm")
+TUNES = ("optuna-tpe", "optuna-gp")  # Tune's own OptunaSearch with Optuna's samplers
+
+
 def make_searcher(method: str, num_samples: int, seed: int):
     import ray_plugins
 
+    if method in TUNES:
+        import optuna
+        from ray.tune.search.optuna import OptunaSearch
+
+        sampler = {"optuna-tpe": optuna.samplers.TPESampler, "optuna-gp": optuna.samplers.GPSampler}
+        return OptunaSearch(sampler=sampler[method](seed=seed))
     cls = {
         "mixbo": ray_plugins.MixboSearch,
         "cocabo": ray_plugins.CoCaBOSearch,
@@ -63,8 +79,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--address", default=None, help="an existing cluster (e.g. auto)")
     parser.add_argument("--num-cpus", type=int, default=2, help="CPUs of a local Ray")
+    parser.add_argument("--method", default="mixbo", choices=[*OURS, *TUNES])
     parser.add_argument(
-        "--method", default="mixbo", choices=["mixbo", "cocabo", "casmopolitan", "bofm"]
+        "--compare", action="store_true", help="run every method above and print their best losses"
     )
     parser.add_argument("--num-samples", type=int, default=30)
     parser.add_argument("--concurrency", type=int, default=2)
@@ -77,6 +94,24 @@ def main() -> None:
     else:
         ray.init(num_cpus=args.num_cpus, include_dashboard=False)
 
+    methods = [*OURS, *TUNES] if args.compare else [args.method]
+    table = []
+    for method in methods:
+        start = time.perf_counter()
+        best = run(method, args)
+        table.append((method, best.metrics["loss"], time.perf_counter() - start))
+        print(f"{method}: best loss {best.metrics['loss']:.4f} with {best.config}")
+    if args.compare:
+        print(
+            f"\n{'searcher':<14} best loss  seconds   ({args.num_samples} trials, seed {args.seed})"
+        )
+        for method, loss, seconds in sorted(table, key=lambda row: row[1]):
+            print(f"{method:<14} {loss:9.4f}  {seconds:7.1f}")
+    ray.shutdown()
+
+
+def run(method: str, args: argparse.Namespace):
+    """One Tune run of ``train`` with ``method``'s searcher; its best result."""
     tuner = tune.Tuner(
         train,
         param_space=SPACE,
@@ -85,17 +120,14 @@ def main() -> None:
             mode="min",
             num_samples=args.num_samples,
             max_concurrent_trials=args.concurrency,
-            search_alg=make_searcher(args.method, args.num_samples, args.seed),
+            search_alg=make_searcher(method, args.num_samples, args.seed),
             reuse_actors=True,
         ),
         run_config=tune.RunConfig(
-            name=f"mixbo-{args.method}", storage_path=args.storage_path, verbose=1
+            name=f"mixbo-{method}", storage_path=args.storage_path, verbose=0 if args.compare else 1
         ),
     )
-    results = tuner.fit()
-    best = results.get_best_result()
-    print(f"best loss {best.metrics['loss']:.4f} with {best.config}")
-    ray.shutdown()
+    return tuner.fit().get_best_result()
 
 
 if __name__ == "__main__":

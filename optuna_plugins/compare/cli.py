@@ -1,4 +1,4 @@
-"""``mixbo-compare``: mixbo's samplers against Optuna's built-in ones, in one command.
+"""``mixbo-compare``: mixbo's samplers against Optuna's built-in ones and the peers, in one command.
 
 Runs every (problem, sampler, seed, workers) combination with ``runner.run``, sequentially or in
 ``--jobs`` processes, with a progress bar, and writes into ``--out``:
@@ -10,7 +10,8 @@ Runs every (problem, sampler, seed, workers) combination with ``runner.run``, se
 - ``convergence_trials_k<k>.png`` (and ``convergence_time_k<k>.png`` for k > 1 workers).
 
 A sampler that raises fails only its own run: the error is recorded and the comparison goes on.
-CMA-ES is skipped on problems with categorical parameters (it has none) and the table says so.
+CMA-ES is skipped on problems with categorical parameters (it has none), and a peer whose package
+is missing is skipped with the extra to install; the table says so.
 Needs the ``compare`` extra (matplotlib, tqdm); without it the command says what to install.
 
 Examples::
@@ -18,6 +19,7 @@ Examples::
     mixbo-compare                                 # defaults: func2c, contamination; 3 seeds
     mixbo-compare -p func3c pest -s cocabo tpe random -n 100 --seeds 5 --jobs 2
     mixbo-compare -p func2c -s cocabo tpe-cl gp --workers 4 -n 60   # simulated async workers
+    mixbo-compare -p func2c -s mixbo peers -n 100 --seeds 5      # against CatCMAwM, SMAC3, Ax
     mixbo-compare --report-only mixbo-results     # rebuild table and plots from the CSVs
 """
 
@@ -27,6 +29,7 @@ import argparse
 import csv
 import importlib
 import json
+import logging
 import math
 import multiprocessing
 import os
@@ -55,7 +58,7 @@ DEFAULT_TRIALS = 40
 DEFAULT_OUT = "mixbo-results"
 OPTUNA_SAMPLERS = ("random", "tpe", "gp", "cmaes")
 EXTRA_MODULES = ("matplotlib", "tqdm")  # the `compare` extra's modules the command needs
-_CHEAP = {"random", "tpe", "cmaes"}  # started last when runs are spread over processes
+_CHEAP = {"random", "tpe", "cmaes", "catcmawm"}  # started last when runs are spread over processes
 
 
 @dataclass(frozen=True)
@@ -182,6 +185,7 @@ def _quiet(verbose: bool) -> None:
         warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
         warnings.filterwarnings("ignore", category=UserWarning)
         warnings.filterwarnings("ignore", category=RuntimeWarning)
+        logging.disable(logging.INFO)  # the peers' progress logs (Ax and SMAC log at INFO)
 
 
 def _init_worker(queue: Any, verbose: bool) -> None:
@@ -379,9 +383,11 @@ def _missing_extra() -> list[str]:
 
 def _expand_samplers(names: Sequence[str]) -> list[str]:
     out: list[str] = []
-    for name in names:
+    for name in (part for item in names for part in item.split(",") if part):
         if name == "all":
-            out += list(runner.SAMPLERS)
+            out += runner.names()
+        elif name == "peers":
+            out += [*runner.PEERS, *runner.UNAVAILABLE]
         elif name == "ours":
             out += [s for s in runner.SAMPLERS if runner.is_ours(s)]
         elif name == "optuna":
@@ -396,7 +402,8 @@ def parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(
         prog="mixbo-compare",
-        description="Compare mixbo's samplers with Optuna's built-in ones on benchmark problems: "
+        description="Compare mixbo's samplers with Optuna's built-in ones and the peers (CatCMA "
+        "with Margin, SMAC3, Ax) on benchmark problems: "
         "writes a per-trial CSV, a markdown table (median and IQR of the final regret, mean rank, "
         "seconds per suggestion) and PNG convergence plots.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -415,7 +422,8 @@ def parser() -> argparse.ArgumentParser:
         nargs="+",
         default=list(DEFAULT_SAMPLERS),
         metavar="NAME",
-        help=f"samplers, from: {', '.join(runner.SAMPLERS)}; or 'ours', 'optuna', 'all'",
+        help=f"samplers (space- or comma-separated), from: {', '.join(runner.names())}; or "
+        "'ours', 'optuna', 'peers', 'all'",
     )
     p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="number of seeds per sampler")
     p.add_argument(
@@ -475,7 +483,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("problems:", " ".join(PROBLEMS))
         print(
             "samplers:",
-            " ".join(f"{s} (mixbo)" if runner.is_ours(s) else s for s in runner.SAMPLERS),
+            " ".join(_label(s) for s in runner.names()),
         )
         return 0
     missing = _missing_extra()
@@ -491,11 +499,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {md} and {len(pngs)} plot(s)")
         return 0
     samplers = _expand_samplers(args.samplers)
-    unknown = [s for s in samplers if s not in runner.SAMPLERS]
+    unknown = [s for s in samplers if s not in runner.names()]
     if unknown:
         parser().error(
             f"unknown sampler(s) {', '.join(unknown)}; choose from "
-            f"{', '.join(runner.SAMPLERS)}, ours, optuna, all"
+            f"{', '.join(runner.names())}, ours, optuna, peers, all"
         )
     from common.problems import PROBLEMS
 
@@ -508,6 +516,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import optuna
 
     verbosity = optuna.logging.get_verbosity()
+    disabled = logging.root.manager.disable
     on_term = signal.getsignal(signal.SIGTERM)
     if threading.current_thread() is threading.main_thread():  # `kill` stops it like Ctrl-C
         signal.signal(signal.SIGTERM, _interrupt)
@@ -517,8 +526,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _compare(args, samplers, command)
     finally:
         optuna.logging.set_verbosity(verbosity)
+        logging.disable(disabled)
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, on_term)
+
+
+def _label(sampler: str) -> str:
+    """A sampler's name for ``--list``: ours marked, peers marked (and missing ones said)."""
+    if runner.is_ours(sampler):
+        return f"{sampler} (mixbo)"
+    if sampler in runner.UNAVAILABLE:
+        return f"{sampler} (peer, cannot run: see README)"
+    if sampler in runner.PEERS:
+        return f"{sampler} (peer{', not installed' if runner.missing(sampler) else ''})"
+    return sampler
 
 
 def _interrupt(signum: int, frame: Any) -> None:

@@ -1,6 +1,7 @@
-"""Running mixbo's samplers and Optuna's built-in ones on the benchmark problems.
+"""Running mixbo's samplers, Optuna's built-in ones and the peers on the benchmark problems.
 
-The engine behind ``mixbo-compare``: a sampler registry (name -> factory) and one function that runs
+The engine behind ``mixbo-compare``: a sampler registry (name -> factory; the peers, built for the
+run's search space and budget, are in ``peers.PEERS``) and one function that runs
 one (problem, sampler, seed) study and returns the value of every trial in order, either
 sequentially or on ``k`` simulated asynchronous workers (``simulated_workers``: half-normal
 runtimes of mean 1, RUNNING trials pending, no real waiting). The command line, the table and the
@@ -33,6 +34,7 @@ from common.problem import Problem
 from common.space import Categorical, Float, MixedSpace
 from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 from optuna_plugins._base import MixedBOSampler
+from optuna_plugins.compare.peers import PEERS, UNAVAILABLE, missing
 
 SamplerFactory = Callable[[int], optuna.samplers.BaseSampler]
 
@@ -65,14 +67,27 @@ def is_ours(sampler: str) -> bool:
     return sampler in MIXBO_SAMPLERS
 
 
+def names() -> list[str]:
+    """Every sampler known by name: ours, Optuna's, the peers (and those that cannot run here)."""
+    return [*SAMPLERS, *PEERS, *UNAVAILABLE]
+
+
 def _no_categoricals(space: MixedSpace) -> str | None:
     if any(isinstance(p, Categorical) and len(p.choices) > 1 for p in space.params):
         return "no categorical support (CMA-ES)"
     return None
 
 
+def _peer_installed(name: str) -> Callable[[MixedSpace], str | None]:
+    return lambda space: missing(name)
+
+
 # sampler -> check returning why it does not apply to a space (None when it does)
-APPLIES: dict[str, Callable[[MixedSpace], str | None]] = {"cmaes": _no_categoricals}
+APPLIES: dict[str, Callable[[MixedSpace], str | None]] = {
+    "cmaes": _no_categoricals,
+    **{name: _peer_installed(name) for name in PEERS},
+    **{name: (lambda space, why=why: why) for name, why in UNAVAILABLE.items()},
+}
 
 
 def skip_reason(sampler: str, space: MixedSpace) -> str | None:
@@ -140,10 +155,15 @@ def run(
 
     from optuna_plugins.compare.simulated_workers import half_normal_runtimes, simulate
 
-    factory = SAMPLERS[sampler] if isinstance(sampler, str) else sampler
-    problem.reseed(seed)
-    study = optuna.create_study(sampler=factory(seed), direction="minimize")
     dists = distributions(problem.space)
+    if isinstance(sampler, str) and sampler in UNAVAILABLE:
+        raise ValueError(UNAVAILABLE[sampler])
+    if isinstance(sampler, str) and sampler in PEERS:
+        chosen = PEERS[sampler].build(seed, dists, n_trials)
+    else:
+        chosen = (SAMPLERS[sampler] if isinstance(sampler, str) else sampler)(seed)
+    problem.reseed(seed)
+    study = optuna.create_study(sampler=chosen, direction="minimize")
 
     values = np.full(n_trials, np.nan)
     true_values = np.full(n_trials, np.nan)

@@ -1,0 +1,224 @@
+"""The peers of ``mixbo-compare``: each adapter's encoding, a study driven by it, its seeding.
+
+A peer's tests skip, naming the package, where it is not installed (``pip install 'mixbo[peers]'``);
+the registry and skip tests run everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import optuna
+import pytest
+from optuna.distributions import (
+    BaseDistribution,
+    CategoricalDistribution,
+    FloatDistribution,
+    IntDistribution,
+)
+from optuna.trial import TrialState
+
+from common.problems import get_problem
+from optuna_plugins import compare
+from optuna_plugins.compare import peers
+from optuna_plugins.compare.peers._sampler import fixed_params, grid
+
+SPACE: dict[str, BaseDistribution] = {
+    "x": FloatDistribution(-2.0, 3.0),
+    "lr": FloatDistribution(1e-4, 1e-1, log=True),
+    "dropout": FloatDistribution(0.0, 0.5, step=0.1),
+    "layers": IntDistribution(1, 6),
+    "units": IntDistribution(1, 1024, log=True),
+    "batch": IntDistribution(16, 240, step=16),
+    "bit": IntDistribution(0, 1),
+    "act": CategoricalDistribution(("relu", None, 3.5)),
+    "const": CategoricalDistribution(("only",)),
+}
+TRIALS = {"catcmawm": 14, "smac": 12, "ax": 7}  # Ax: centre, Sobol, then its GP
+
+
+def _objective(p: dict[str, Any]) -> float:
+    value = (p["x"] - 1.0) ** 2 + (math.log10(p["lr"]) + 2.0) ** 2 + abs(p["layers"] - 3)
+    value += 0.1 * math.log2(p["units"]) + p["dropout"] + p["batch"] / 240 + p["bit"]
+    return value + {"relu": 0.0, None: 1.0, 3.5: 2.0}[p["act"]]
+
+
+def _study(name: str, seed: int, n_trials: int, fail: int | None = None) -> optuna.Study:
+    sampler = peers.PEERS[name].build(seed, SPACE, n_trials)
+
+    def no_fallback(*args: Any) -> Any:
+        raise AssertionError("a parameter of the fixed space was sampled outside the peer")
+
+    sampler.sample_independent = no_fallback  # every value must come from the peer
+    study = optuna.create_study(sampler=sampler)
+    for i in range(n_trials):
+        trial = study.ask(SPACE)
+        if i == fail:
+            study.tell(trial, state=TrialState.FAIL)
+        else:
+            study.tell(trial, _objective(trial.params))
+    return study
+
+
+def _installed(name: str) -> None:
+    pytest.importorskip(peers.PEERS[name].package, reason=f"{name}: {peers.missing(name)}")
+
+
+# ------------------------------------------------------------------------- everywhere
+def test_registry_names_and_extra() -> None:
+    assert set(peers.PEERS) == {"catcmawm", "smac", "ax"}
+    assert set(peers.PEERS) <= set(compare.names())
+    assert not any(compare.is_ours(name) for name in peers.PEERS)
+    # a peer that cannot run beside our dependencies is skipped with the reason, never stood in for
+    assert "numpy<1.25" in compare.skip_reason("hebo", get_problem("func2c").space)
+    with pytest.raises(ValueError, match="hebo"):
+        compare.run(get_problem("func2c"), "hebo", 0, 2)
+
+
+def test_missing_package_skips_the_peer(monkeypatch: pytest.MonkeyPatch) -> None:
+    ghost = peers.Peer("no.such.module", "Nothing", "no_such_package_xyz", "no-such-package")
+    monkeypatch.setitem(peers.PEERS, "ghost", ghost)
+    monkeypatch.setitem(compare.APPLIES, "ghost", compare.runner._peer_installed("ghost"))
+    reason = compare.skip_reason("ghost", get_problem("func2c").space)
+    assert reason == "no-such-package not installed (pip install 'mixbo[peers]')"
+
+
+def test_grid_and_fixed_params() -> None:
+    assert grid(SPACE["batch"]).tolist() == list(range(16, 241, 16))
+    assert np.allclose(grid(SPACE["dropout"]), [0.0, 0.1, 0.2, 0.3, 0.4, 0.5])
+    assert grid(SPACE["x"]) is None
+    assert fixed_params(SPACE) == {"const": "only"}
+
+
+# ------------------------------------------------------------------------- each peer
+@pytest.mark.parametrize("name", list(peers.PEERS))
+def test_peer_respects_the_space(name: str) -> None:
+    _installed(name)
+    study = _study(name, seed=0, n_trials=TRIALS[name], fail=2)
+    trials = study.get_trials()
+    assert len(trials) == TRIALS[name] and trials[2].state == TrialState.FAIL
+    for trial in trials:
+        assert set(trial.params) == set(SPACE)
+        for key, dist in SPACE.items():
+            value = trial.params[key]
+            assert dist._contains(dist.to_internal_repr(value)), (key, value)
+            if isinstance(dist, IntDistribution):
+                assert type(value) is int and (value - dist.low) % dist.step == 0
+            elif isinstance(dist, FloatDistribution):
+                assert type(value) is float and dist.low <= value <= dist.high
+                if dist.step is not None:
+                    k = (value - dist.low) / dist.step
+                    assert abs(k - round(k)) < 1e-9, (key, value)
+            else:
+                assert any(value is c or value == c for c in dist.choices)
+    # log scales: log-uniform draws fall below the geometric midpoint about half the time
+    # (uniform draws on 1..1024 would do so 3 % of the time)
+    first = [t.params["units"] for t in trials[:7]]
+    assert sum(u <= 32 for u in first) >= 2, first
+
+
+@pytest.mark.parametrize("name", list(peers.PEERS))
+def test_seeded_peer_run_is_reproducible(name: str) -> None:
+    _installed(name)
+    n = TRIALS[name]
+    a = [t.params for t in _study(name, seed=7, n_trials=n).trials]
+    b = [t.params for t in _study(name, seed=7, n_trials=n).trials]
+    assert a == b
+    c = [t.params for t in _study(name, seed=8, n_trials=n).trials]
+    assert a[1:] != c[1:]  # (Ax starts at the centre of the space whatever the seed)
+
+
+def test_ax_leaves_the_global_generators_alone() -> None:
+    _installed("ax")
+    import torch
+
+    torch.manual_seed(0)
+    np.random.seed(0)
+    expected = (torch.rand(1).item(), np.random.rand())
+    torch.manual_seed(0)
+    np.random.seed(0)
+    _study("ax", seed=1, n_trials=TRIALS["ax"])
+    assert (torch.rand(1).item(), np.random.rand()) == expected
+
+
+# ------------------------------------------------------------------------- encodings
+def test_catcmawm_encoding() -> None:
+    _installed("catcmawm")
+    from optuna_plugins.compare.peers.catcmawm import _Codec
+
+    codec = _Codec(SPACE)
+    x = dict(zip([n for n, _ in codec.x], codec.x_space, strict=True))
+    assert x["lr"] == pytest.approx([math.log(1e-4), math.log(1e-1)])  # searched in log-space
+    assert x["x"] == [-2.0, 3.0]
+    z = dict(zip([n for n, _ in codec.z], codec.z_space, strict=True))
+    assert z["units"] == pytest.approx(np.log(np.arange(1, 1025)).tolist())
+    assert z["batch"] == list(map(float, range(16, 241, 16)))
+    assert z["dropout"] == pytest.approx([0.0, 0.1, 0.2, 0.3, 0.4, 0.5])
+    # categoricals and two-valued integers are categories; the single-valued one is left out
+    assert dict(codec.c) == {"bit": [0, 1], "act": ["relu", None, 3.5]}
+    assert codec.c_space == [2, 3]
+
+
+def test_catcmawm_tells_whole_generations() -> None:
+    _installed("catcmawm")
+    study = _study("catcmawm", seed=0, n_trials=14)
+    driver = study.sampler.driver
+    size = driver.optimizer.population_size
+    assert driver.generation == 14 // size and len(driver.told) == 14 % size
+
+
+def test_smac_encoding() -> None:
+    _installed("smac")
+    from optuna_plugins.compare.peers.smac3 import configspace, decode
+
+    cs = configspace(SPACE, seed=0)
+    assert set(cs) == set(SPACE) - {"const"}
+    assert cs["lr"].log and cs["units"].log and not cs["x"].log
+    assert (cs["batch"].lower, cs["batch"].upper) == (0, 14)  # the index of the 16-step grid
+    assert (cs["dropout"].lower, cs["dropout"].upper) == (0, 5)
+    config = {"batch": 2, "dropout": 3, "act": 1, "lr": 0.01, "x": 0.5, "layers": 2}
+    config |= {"units": 8, "bit": 1}
+    params = decode(SPACE, config)
+    assert params["batch"] == 48 and params["dropout"] == pytest.approx(0.3)
+    assert params["act"] is None and params["const"] == "only"
+
+
+def test_ax_encoding() -> None:
+    _installed("ax")
+    from optuna_plugins.compare.peers.axplatform import parameter_configs
+
+    configs = {c.name: c for c in parameter_configs(SPACE)}
+    assert set(configs) == set(SPACE) - {"const"}
+    assert configs["lr"].scaling == "log" and configs["units"].scaling == "log"
+    assert configs["x"].scaling == "linear"
+    assert configs["batch"].bounds == (16, 240) and configs["batch"].step_size == 16
+    assert configs["dropout"].step_size == 0.1 and configs["layers"].step_size is None
+    assert configs["act"].values == [0, 1, 2] and configs["act"].is_ordered is False
+
+
+# ------------------------------------------------------------------------- the runner
+def test_runner_runs_a_peer_on_a_problem() -> None:
+    _installed("catcmawm")
+    result = compare.run(get_problem("func2c"), "catcmawm", 0, 12)
+    assert np.isfinite(result.values).all() and len(result.suggest_seconds) == 12
+    again = compare.run(get_problem("func2c"), "catcmawm", 0, 12)
+    assert result.params == again.params
+
+
+def test_cli_names_the_peers() -> None:
+    from optuna_plugins.compare import cli
+
+    assert cli._expand_samplers(["catcmawm,smac", "tpe"]) == ["catcmawm", "smac", "tpe"]
+    assert cli._expand_samplers(["peers"]) == ["catcmawm", "smac", "ax", "hebo"]
+    assert cli._label("hebo") == "hebo (peer, cannot run: see README)"
+
+
+def test_the_peers_extra_installs_every_runnable_peer() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    root = Path(__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    extra = {req.split(">")[0] for req in project["optional-dependencies"]["peers"]}
+    assert extra == {peer.distribution for peer in peers.PEERS.values()}
