@@ -170,11 +170,13 @@ class SuggestionEngine:
         n_issued: int,
         attempt: int = 0,
         avoid: Iterable[Mapping[str, Any]] = (),
+        random: bool = False,
     ) -> Suggestion:
         """One configuration of ``space`` for trial number ``trial_index``.
 
         ``n_issued`` counts the trials the start-up rule counts; ``avoid`` lists configurations
-        held elsewhere that ``history`` does not show (claims of other workers).
+        held elsewhere that ``history`` does not show (claims of other workers). ``random``
+        asks for a random free configuration instead of the model's (source ``"random"``).
         """
         start = time.perf_counter()
         rng = self.rng(trial_index, attempt)
@@ -183,6 +185,8 @@ class SuggestionEngine:
         taken.add_configs((*history.configs, *history.pending, *avoid))
         if not self.design_done(len(history), n_issued):
             config, source = self.random_free(space, taken, rng), "design"
+        elif random:
+            config, source = self.random_free(space, taken, rng), "random"
         else:
             config, source = self._model_suggestion(space, history, rng), "model"
             if config is None:

@@ -213,6 +213,10 @@ class MixedBOSampler(BaseSampler):
                 trial_index=trial.number,
                 n_issued=n_issued,
                 attempt=attempt,
+                # Workers that sample at the same moment from the same history make the same
+                # choices: two that lost their claims to each other twice would collide again,
+                # so the last pick is a random free configuration (its own per trial).
+                random=attempt == _MAX_CLAIMS - 1,
             )
             params = {name: suggestion.config[name] for name in search_space}
             _store_relative_params(study, trial, params, search_space)

@@ -45,16 +45,8 @@ def test_eight_processes_share_one_postgresql_study(postgres_url) -> None:
     _check(out, 16)
 
 
-# Measured at the commit this test came with: CASMOPOLITAN left 13 and 15 duplicated configurations
-# in two runs, each between two trials running at the same time (some after the adapter's three
-# claim attempts, with a warning; others without one). CoCaBO left none.
-CASMOPOLITAN_RACE = pytest.mark.xfail(
-    strict=True, reason="concurrent CASMOPOLITAN trials pick the same configuration"
-)
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["cocabo", pytest.param("casmopolitan", marks=CASMOPOLITAN_RACE)])
+@pytest.mark.parametrize("name", ["cocabo", "casmopolitan"])
 def test_eight_processes_run_200_trials_on_postgresql(postgres_url, name) -> None:
     out = run_workers(postgres_url, name, n_workers=8, n_trials=200, startup=10)
     _check(out, 200)
