@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,12 @@ class Problem:
     which restarts its noise from a seed so that a run replays the same noise whatever ran before
     it. Both are None for a deterministic objective; use them through ``noise_free`` and
     ``reseed``, which work for every problem.
+
+    A *conditional* problem gives ``ask``: it builds a configuration by calling
+    ``suggest(name)`` for each parameter its branch uses, in order, as an objective calls
+    ``trial.suggest_*`` (``space`` holds every parameter of every branch). A *constrained* problem
+    gives ``constraints``: a configuration's constraint values, feasible when each is ≤ 0; its
+    ``optimum`` is the best feasible value.
     """
 
     name: str
@@ -27,6 +33,8 @@ class Problem:
     optimum: float | None = None
     mean: Callable[[Mapping[str, Any]], float] | None = None
     seed_noise: Callable[[int], None] | None = None
+    ask: Callable[[Callable[[str], Any]], dict[str, Any]] | None = None
+    constraints: Callable[[Mapping[str, Any]], Sequence[float]] | None = None
 
     def __call__(self, config: Mapping[str, Any]) -> float:
         return float(self.function(config))

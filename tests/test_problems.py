@@ -258,3 +258,40 @@ def test_noise_interface_delegates_to_the_declared_functions() -> None:
     assert problem({"x": 0.25}) == 1.25 and problem.noise_free({"x": 0.25}) == 0.25
     problem.reseed(7)
     assert seeds == [7]
+
+
+def test_jenatton_has_its_minimum_and_asks_one_branch() -> None:
+    from common.problems import get_problem
+
+    problem = get_problem("jenatton")
+    best = {"x1": 0, "x2": 0, "x4": 0.0, "x8": 0.0}
+    assert problem(best) == pytest.approx(problem.optimum)
+    answers = {"x1": 1, "x3": 1, "x7": 0.5, "x9": 0.25}
+    asked: list[str] = []
+    config = problem.ask(lambda name: asked.append(name) or answers[name])
+    assert asked == ["x1", "x3", "x7", "x9"] and config == answers
+    assert problem(config) == pytest.approx(0.4 + 0.25 + 0.25)
+
+
+def test_pressure_vessel_reference_design_is_near_feasible_at_the_best_known_cost() -> None:
+    from common.problems import get_problem
+
+    problem = get_problem("pressure-vessel")
+    design = {"ts": 13, "th": 7, "R": 42.0984, "L": 176.6366}
+    assert problem(design) == pytest.approx(problem.optimum, abs=0.01)
+    assert max(problem.constraints(design)) < 1e-5
+    assert max(problem.constraints({"ts": 1, "th": 1, "R": 100.0, "L": 100.0})) > 0
+
+
+def test_the_runner_asks_conditional_branches_and_records_constraints() -> None:
+    from common.problems import get_problem
+    from optuna_plugins.compare.runner import run
+
+    result = run(get_problem("jenatton"), "casmopolitan", seed=0, n_trials=14)
+    for params in result.params:
+        side = "x2" if params["x1"] == 0 else "x3"
+        assert side in params and ({"x2", "x3"} - {side}).isdisjoint(params)
+    vessel = run(get_problem("pressure-vessel"), "random", seed=0, n_trials=20)
+    problem = get_problem("pressure-vessel")
+    for params, true in zip(vessel.params, vessel.true_values, strict=True):
+        assert (max(problem.constraints(params)) > 0) == (true == float("inf"))

@@ -39,6 +39,10 @@ _REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
     "hpolib-naval": ("common.problems.hpobench", "hpolib", {"dataset": "naval_propulsion"}),
     "nb201-cifar100": ("common.problems.hpobench", "nasbench201", {"dataset": "cifar100"}),
     "nusvr-diabetes": ("common.problems.svm", "nusvr_diabetes", {}),
+    "jenatton": ("common.problems.conditional", "jenatton", {}),
+    "sklearn-models": ("common.problems.conditional", "sklearn_models", {}),
+    "pressure-vessel": ("common.problems.constrained", "pressure_vessel", {}),
+    "forest-size": ("common.problems.constrained", "forest_size", {}),
 }
 
 PROBLEMS: tuple[str, ...] = tuple(_REGISTRY)

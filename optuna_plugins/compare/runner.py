@@ -57,6 +57,8 @@ SAMPLERS: dict[str, SamplerFactory] = {
     "random": lambda seed: optuna.samplers.RandomSampler(seed=seed),
     "tpe": lambda seed: optuna.samplers.TPESampler(seed=seed),
     "tpe-cl": lambda seed: optuna.samplers.TPESampler(seed=seed, constant_liar=True),  # async
+    # TPE that models conditional spaces (Optuna's advice for them)
+    "tpe-group": lambda seed: optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True),
     "gp": lambda seed: optuna.samplers.GPSampler(seed=seed),
     "cmaes": lambda seed: optuna.samplers.CmaEsSampler(seed=seed),  # int + float spaces only
 }
@@ -109,13 +111,23 @@ def distributions(space: MixedSpace) -> dict[str, BaseDistribution]:
     return out
 
 
+def suggest_param(trial: optuna.trial.Trial, name: str, dist: BaseDistribution) -> Any:
+    """``trial.suggest_*`` for ``name`` with the distribution ``dist``."""
+    if isinstance(dist, CategoricalDistribution):
+        return trial.suggest_categorical(name, dist.choices)
+    if isinstance(dist, IntDistribution):
+        return trial.suggest_int(name, dist.low, dist.high, step=dist.step, log=dist.log)
+    return trial.suggest_float(name, dist.low, dist.high, step=dist.step, log=dist.log)
+
+
 @dataclass
 class RunResult:
     """Every trial of one run, indexed by trial number (ask order).
 
     ``values`` are the observed (possibly noisy) values, NaN where the evaluation failed;
     ``true_values`` the noise-free ones where the problem has a ``mean`` (noisy tabular
-    benchmarks), else the observed ones. ``start_times``/``end_times`` are simulated
+    benchmarks), else the observed ones, and +inf for an infeasible trial of a constrained
+    problem. ``start_times``/``end_times`` are simulated
     (trials last a half-normal time of mean 1 on ``workers`` workers); ``finish_order`` lists the
     trial numbers in the order they finished (trial order when ``workers == 1``).
     """
@@ -174,7 +186,11 @@ def run(
 
     def ask(i: int) -> tuple[int, optuna.trial.Trial]:
         begin = time.perf_counter()
-        trial = study.ask(dists)
+        if problem.ask is None:
+            trial = study.ask(dists)
+        else:  # a conditional problem asks for its branch's parameters, as an objective does
+            trial = study.ask()
+            problem.ask(lambda name: suggest_param(trial, name, dists[name]))
         suggest[i] = time.perf_counter() - begin
         params[i] = dict(trial.params)
         return i, trial
@@ -187,6 +203,12 @@ def run(
                 raise ValueError(f"objective returned {value}")
             # a deterministic objective's value is its noise-free one: not evaluated twice
             true = problem.noise_free(params[i]) if problem.mean is not None else value
+            if problem.constraints is not None:
+                constraints = [float(c) for c in problem.constraints(params[i])]
+                for k, c in enumerate(constraints):
+                    trial.set_constraint(f"c{k}", c)
+                if any(c > 0 for c in constraints):
+                    true = math.inf  # an infeasible trial never counts as the best
         except Exception as exc:  # a failed evaluation is a FAILed trial, not a failed run
             errors[i] = f"{type(exc).__name__}: {exc}"
             study.tell(trial, state=TrialState.FAIL)
