@@ -41,6 +41,7 @@ class _Record:
     state: str
     value: float | None = None
     suggested: bool = True
+    constraints: tuple[float, ...] = ()
 
 
 class MixedBOSearch(Searcher):
@@ -67,6 +68,10 @@ class MixedBOSearch(Searcher):
             ``"kriging_believer"`` conditions the GP on its mean there, ``"ignore"`` neither;
             ``penalizer`` is ``"hlp"`` (hard local, default) or ``"lp"``, ``lipschitz``
             ``"local"`` (default) or ``"global"``.
+        constraints: Names of reported metrics that must be ≤ 0 for a trial to be feasible.
+            Every method then weighs its acquisition by the probability of feasibility and the
+            incumbent is the best feasible trial (:mod:`common.constraints`); a trial that does
+            not report one of them counts as of unknown feasibility.
     """
 
     def __init__(
@@ -86,8 +91,14 @@ class MixedBOSearch(Searcher):
         pending: str = "playbook",
         penalizer: str = "hlp",
         lipschitz: str = "local",
+        constraints: Sequence[str] = (),
     ) -> None:
         _check_mode(metric, mode)
+        if isinstance(constraints, str) or not all(isinstance(c, str) for c in constraints):
+            raise ValueError(
+                f"constraints must be a list of reported metric names, got {constraints!r}."
+            )
+        self._constraints = tuple(constraints)
         super().__init__(metric=metric, mode=mode)
         self._engine = SuggestionEngine(
             method,
@@ -242,6 +253,7 @@ class MixedBOSearch(Searcher):
             record.state = _FAILED
             return
         record.state, record.value = _COMPLETE, value
+        record.constraints = tuple(_constraint_value(result, name) for name in self._constraints)
 
     def add_evaluated_point(
         self,
@@ -289,11 +301,16 @@ class MixedBOSearch(Searcher):
     def history(self) -> History:
         """Completed observations in the order they were asked, live trials as pending."""
         done = [r for r in self._trials.values() if r.state == _COMPLETE]
+        constraints = None
+        if self._constraints:
+            width = len(self._constraints)
+            constraints = [r.constraints or (math.nan,) * width for r in done]
         return self._engine.history(
             [r.config for r in done],
             [r.value for r in done],
             [r.config for r in self._trials.values() if r.state == _LIVE],
             maximize=self._mode == "max",
+            constraints=constraints,
         )
 
     def _n_live(self) -> int:
@@ -327,6 +344,14 @@ class MixedBOSearch(Searcher):
             )
             return None
         return value
+
+
+def _constraint_value(result: Mapping[str, Any] | None, name: str) -> float:
+    """A reported constraint metric as a float, NaN where it is missing or not a number."""
+    value = (result or {}).get(name)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return math.nan
+    return float(value)
 
 
 def _check_mode(metric: Any, mode: Any) -> None:

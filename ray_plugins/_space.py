@@ -156,6 +156,16 @@ class TuneSpace:
         return self.mixed.decode(self.mixed.sample(n, rng))
 
 
+def _holds_domain(value: Any) -> bool:
+    if isinstance(value, Domain):
+        return True
+    if isinstance(value, Mapping):
+        return any(_holds_domain(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_domain(v) for v in value)
+    return False
+
+
 def convert_search_space(spec: Mapping[str, Any] | TuneSpace) -> TuneSpace:
     """A Tune ``param_space`` (nested dicts of domains and constants) to a :class:`TuneSpace`."""
     if isinstance(spec, TuneSpace):
@@ -206,6 +216,15 @@ def _dimension(path: tuple, domain: Domain) -> Dimension:
         if not isinstance(sampler, Uniform):
             raise ValueError(f"Parameter {name!r}: unsupported sampler {sampler} for a choice.")
         categories = tuple(domain.categories)
+        if any(_holds_domain(c) for c in categories):
+            raise ValueError(
+                f"Parameter {name!r}: a tune.choice whose categories hold Tune domains (a "
+                "conditional space) is not supported by mixbo's Ray searchers: the searcher would "
+                "hand the trainable unsampled domains. Flatten it (one tune.choice for the branch "
+                "and a top-level domain per branch parameter, ignored by the other branches), or "
+                "use Optuna's define-by-run API with a mixbo sampler, which models conditional "
+                "parameters."
+            )
         param = Categorical(name, tuple(range(len(categories))))
         return Dimension(path, param, kind="choice", categories=categories)
     if isinstance(sampler, Normal) or not (

@@ -48,6 +48,7 @@ class BOFMSearch(MixedBOSearch):
         pending: str = "playbook",
         penalizer: str = "hlp",
         lipschitz: str = "local",
+        constraints: Sequence[str] = (),
     ) -> None:
         super().__init__(
             BOFMOptions(graphs=graphs or {}, max_path_values=max_path_values),
@@ -64,4 +65,5 @@ class BOFMSearch(MixedBOSearch):
             pending=pending,
             penalizer=penalizer,
             lipschitz=lipschitz,
+            constraints=constraints,
         )

@@ -51,6 +51,7 @@ class CasmopolitanSearch(MixedBOSearch):
         pending: str = "playbook",
         penalizer: str = "hlp",
         lipschitz: str = "local",
+        constraints: Sequence[str] = (),
     ) -> None:
         super().__init__(
             CasmopolitanOptions(
@@ -73,4 +74,5 @@ class CasmopolitanSearch(MixedBOSearch):
             pending=pending,
             penalizer=penalizer,
             lipschitz=lipschitz,
+            constraints=constraints,
         )

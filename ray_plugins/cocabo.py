@@ -48,6 +48,7 @@ class CoCaBOSearch(MixedBOSearch):
         pending: str = "playbook",
         penalizer: str = "hlp",
         lipschitz: str = "local",
+        constraints: Sequence[str] = (),
     ) -> None:
         super().__init__(
             CoCaBOOptions(n_init=check_startup(n_startup_trials), kappa=kappa, horizon=horizon),
@@ -64,4 +65,5 @@ class CoCaBOSearch(MixedBOSearch):
             pending=pending,
             penalizer=penalizer,
             lipschitz=lipschitz,
+            constraints=constraints,
         )

@@ -40,6 +40,7 @@ class MixboSearch(MixedBOSearch):
         pending: str = "playbook",
         penalizer: str = "hlp",
         lipschitz: str = "local",
+        constraints: Sequence[str] = (),
     ) -> None:
         super().__init__(
             MixboOptions(n_init=check_startup(n_startup_trials)),
@@ -56,4 +57,5 @@ class MixboSearch(MixedBOSearch):
             pending=pending,
             penalizer=penalizer,
             lipschitz=lipschitz,
+            constraints=constraints,
         )

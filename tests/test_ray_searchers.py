@@ -505,3 +505,35 @@ def test_tuner_fit_on_local_ray(tmp_path, monkeypatch):
     assert len(done) == 8 and len(searcher.history().pending) == 0
     for result in results:
         assert done[result.metrics["trial_id"]].value == result.metrics["loss"]
+
+
+def test_a_conditional_choice_of_domains_is_refused_with_what_to_do():
+    spec = {"model": tune.choice([{"kind": "svm", "C": tune.loguniform(1e-3, 1e3)}, "tree"])}
+    with pytest.raises(ValueError, match="conditional space.*Flatten it"):
+        CasmopolitanSearch(spec, metric="loss", mode="min")
+
+
+@pytest.mark.parametrize("searcher_cls", [CoCaBOSearch, CasmopolitanSearch])
+def test_constraint_metrics_reach_the_model_and_change_the_suggestion(searcher_cls):
+    space = {"x": tune.uniform(-3, 3), "y": tune.uniform(-3, 3), "k": tune.choice(["a", "b"])}
+
+    def run(constraints: tuple[str, ...]) -> dict:
+        searcher = searcher_cls(
+            space, metric="loss", mode="min", seed=0, n_startup_trials=8, constraints=constraints
+        )
+        for i in range(12):
+            config = searcher.suggest(f"t{i}")
+            x, y = config["x"], config["y"]
+            result = {"loss": (x - 2) ** 2 + (y - 2) ** 2, "sum": x + y - 1.0}
+            if i == 3:
+                del result["sum"]  # a trial that reports no constraint value: unknown feasibility
+            searcher.on_trial_complete(f"t{i}", result)
+        history = searcher.history()
+        if constraints:
+            assert history.constrained and math.isnan(history.constraints[3, 0])
+            assert not history.feasible[3]
+        return searcher.suggest("next")
+
+    assert run(()) != run(("sum",))
+    with pytest.raises(ValueError, match="metric names"):
+        CoCaBOSearch(space, metric="loss", mode="min", constraints="sum")
