@@ -88,6 +88,7 @@ class BOFM(Strategy):
         from common.constraints import effective_values, feasibility
         from common.fm_kernel import FMLayout
         from common.fm_model import fit_fm_gp
+        from common.gp import constraint_standardise
 
         if len(history) == 0 or space.dim == 0:
             return random_configs(space, n, rng)
@@ -101,7 +102,14 @@ class BOFM(Strategy):
 
         def fit_constraint(k: int, rows: np.ndarray, values: np.ndarray):
             c_key = (key, "constraint", k)
-            c_model, c_params = fit_fm_gp(layout, Z[rows], values, rng, self.warm_start(c_key))
+            c_model, c_params = fit_fm_gp(
+                layout,
+                Z[rows],
+                values,
+                rng,
+                self.warm_start(c_key),
+                transform=constraint_standardise,
+            )
             self.remember(c_key, c_params)
             return c_model
 

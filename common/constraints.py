@@ -12,9 +12,11 @@ probability of feasibility alone: the search seeks feasibility first. The object
 learns from every trial, feasible or not. A constraint no trial has violated gets no model (it has
 not bound anywhere yet). PLAyBOOK's penalisation of busy points applies to the log-EI as usual.
 
-The constraint models share the objective's target transform (Gaussian-copula ranks, negated), so
-"c_k ≤ 0" is a threshold on the model's scale: midway between the feasible and infeasible trials'
-transformed values.
+The constraint models' targets are a signed log of the value, standardised
+(:func:`common.gp.constraint_standardise`; the objective's model uses Gaussian-copula ranks):
+"c_k ≤ 0" is then an exact threshold on the model's scale, and a smooth constraint stays smooth.
+With ranks, the threshold had to be guessed between the feasible and infeasible trials and a
+linear boundary became a curve.
 
 Trials without constraint values in a constrained study (an objective that failed to call
 ``set_constraint``, a ``constraints_func`` added mid-study): the objective model uses them, each
@@ -30,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from common.gp import constraint_standardise, constraint_threshold
 from common.history import History
 
 
@@ -83,7 +86,8 @@ def feasibility(
 
     ``objective_targets`` are the objective model's training targets (transformed, negated: larger
     is better), one per history row; ``fit(k, rows, values)`` fits the method's GP to constraint
-    ``k``'s ``values`` at the history's rows ``rows`` (an index array).
+    ``k``'s ``values`` at the history's rows ``rows`` (an index array), with targets standardised
+    by :func:`common.gp.constraint_standardise` and negated.
     """
     if not history.constrained:
         return None
@@ -96,15 +100,10 @@ def feasibility(
         rows = np.flatnonzero(np.isfinite(c))
         if len(rows) < 2 or not (c[rows] > 0).any():
             continue
-        model = fit(k, rows, c[rows])
-        models.append((model, _threshold(model.train_targets.detach().numpy(), c[rows] <= 0)))
+        threshold = constraint_threshold(c[rows])
+        if not (c[rows] <= 0).any():
+            # Never satisfied: the exact threshold lies far beyond the data, where the
+            # probability's tail rewards uncertainty over progress; aim just past the best seen.
+            threshold = min(threshold, float(-constraint_standardise(c[rows]).min()) + 0.5)
+        models.append((fit(k, rows, c[rows]), threshold))
     return Feasibility(models, best_f)
-
-
-def _threshold(targets: np.ndarray, ok: np.ndarray) -> float:
-    """Where "feasible" starts on the model's scale (larger targets are smaller values)."""
-    if ok.any() and (~ok).any():
-        return float((targets[ok].min() + targets[~ok].max()) / 2)
-    if ok.any():  # unreachable here (a model exists only for a violated constraint)
-        return float(targets.min() - 0.5)
-    return float(targets.max() + 0.5)  # never satisfied yet: just beyond the best seen

@@ -29,7 +29,7 @@ Matérn-5/2 ARD kernel with BoTorch's priors and the same fitting.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import torch
@@ -77,10 +77,15 @@ def fm_covariance(layout: FMLayout) -> Kernel:
     )
 
 
-def build_fm_gp(layout: FMLayout, Z: np.ndarray, values: np.ndarray) -> SingleTaskGP:
-    """The unfitted GP of standardised, negated ``values`` at model rows ``Z``."""
+def build_fm_gp(
+    layout: FMLayout,
+    Z: np.ndarray,
+    values: np.ndarray,
+    transform: Callable[[np.ndarray], np.ndarray] = standardise,
+) -> SingleTaskGP:
+    """The unfitted GP of ``transform``-ed (standardised), negated ``values`` at rows ``Z``."""
     train_X = torch.as_tensor(Z, dtype=DTYPE)
-    train_Y = torch.as_tensor(-standardise(np.asarray(values, dtype=float)), dtype=DTYPE)[:, None]
+    train_Y = torch.as_tensor(-transform(np.asarray(values, dtype=float)), dtype=DTYPE)[:, None]
     likelihood = GaussianLikelihood(
         noise_prior=InverseGammaPrior(2.0, 0.01), noise_constraint=log_positive(1e-6)
     )
@@ -103,6 +108,7 @@ def fit_fm_gp(
     warm_start: Mapping[str, torch.Tensor] | None = None,
     *,
     full_restart: bool | None = None,
+    transform: Callable[[np.ndarray], np.ndarray] = standardise,
 ) -> tuple[SingleTaskGP, dict[str, torch.Tensor]]:
     """A MAP-fitted BO-FM GP and its parameters (the next warm start); never raises on a bad fit.
 
@@ -110,7 +116,7 @@ def fit_fm_gp(
     ``RESTART_EVERY``) adds the random restarts to the warm-started run; the best optimum wins.
     The work is bounded by iteration counts, so a fit is a deterministic function of its inputs.
     """
-    model = build_fm_gp(layout, Z, values)
+    model = build_fm_gp(layout, Z, values, transform)
     objective = _MAPObjective(model)
     runs: list[tuple[dict[str, torch.Tensor], int]] = []
     if warm_start is not None and load_parameters(model, warm_start):
@@ -139,7 +145,7 @@ def fit_fm_gp(
         warn(
             "BO-FM hyper-parameter fit failed; using default hyper-parameters.", cause="fm defaults"
         )
-        model = build_fm_gp(layout, Z, values)
+        model = build_fm_gp(layout, Z, values, transform)
         best_params = model_parameters(model)
     load_parameters(model, best_params)
     model.eval()

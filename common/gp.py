@@ -37,6 +37,31 @@ def standardise(values: np.ndarray) -> np.ndarray:
     return (z - np.mean(z)) / (std if std > 1e-12 else 1.0)
 
 
+def _signed_log(values: np.ndarray) -> np.ndarray:
+    """``sign(c)·log(1 + |c|/s)`` with ``s`` the median of ``|c|``: 0 stays 0, the sign stays,
+    far values are compressed (a volume constraint spans 1e-3 to 1e1 of its bound)."""
+    values = np.asarray(values, dtype=float)
+    scale = float(np.median(np.abs(values)))
+    scale = scale if scale > 1e-12 else 1.0
+    return np.sign(values) * np.log1p(np.abs(values) / scale)
+
+
+def constraint_standardise(values: np.ndarray) -> np.ndarray:
+    """A constraint's targets: signed log, then zero mean and unit standard deviation. Unlike the
+    objective's ranks, this keeps 0 an exact threshold on the model's scale
+    (:func:`constraint_threshold`) and a monotone, smooth function of the value."""
+    z = _signed_log(values)
+    std = float(np.std(z))
+    return (z - np.mean(z)) / (std if std > 1e-12 else 1.0)
+
+
+def constraint_threshold(values: np.ndarray) -> float:
+    """Where 0 lands on the negated :func:`constraint_standardise` scale of ``values``."""
+    z = _signed_log(values)
+    std = float(np.std(z))
+    return float(np.mean(z) / (std if std > 1e-12 else 1.0))
+
+
 def model_parameters(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     """A copy of the model's raw hyper-parameters (what a warm start reloads)."""
     return {name: p.detach().clone() for name, p in model.named_parameters()}
@@ -55,11 +80,16 @@ def load_parameters(model: torch.nn.Module, params: Mapping[str, torch.Tensor]) 
     return True
 
 
-def build_gp(X: np.ndarray, values: np.ndarray, make_kernel: Callable[[], Kernel]) -> SingleTaskGP:
-    """The (unfitted) GP of :func:`fit_gp`: standardised, negated ``values`` at ``X``."""
+def build_gp(
+    X: np.ndarray,
+    values: np.ndarray,
+    make_kernel: Callable[[], Kernel],
+    transform: Callable[[np.ndarray], np.ndarray] = standardise,
+) -> SingleTaskGP:
+    """The (unfitted) GP of :func:`fit_gp`: ``transform``-ed, negated ``values`` at ``X``."""
     return SingleTaskGP(
         torch.as_tensor(X, dtype=DTYPE),
-        torch.as_tensor(-standardise(np.asarray(values, dtype=float)), dtype=DTYPE)[:, None],
+        torch.as_tensor(-transform(np.asarray(values, dtype=float)), dtype=DTYPE)[:, None],
         covar_module=make_kernel(),
         likelihood=get_gaussian_likelihood_with_lognormal_prior(),
         outcome_transform=None,
@@ -72,17 +102,19 @@ def fit_gp(
     make_kernel: Callable[[], Kernel],
     warm_start: Mapping[str, torch.Tensor] | None = None,
     warm_maxiter: int = FIT_MAXITER,
+    transform: Callable[[np.ndarray], np.ndarray] = standardise,
 ) -> tuple[SingleTaskGP, dict[str, torch.Tensor]]:
     """A GP of the standardised, negated ``values`` at ``X``, hyper-parameters fitted by MAP.
 
     Tries a warm-started fit (from ``warm_start``, the parameters of a previous fit, at most
     ``warm_maxiter`` L-BFGS-B iterations), then a fit from the priors' defaults; if both fail it
     keeps the warm-start (or default) hyper-parameters unfitted and logs a warning. Returns the
-    model and its parameters for the next warm start.
+    model and its parameters for the next warm start. ``transform`` standardises the targets
+    (Gaussian-copula ranks by default).
     """
 
     def build() -> SingleTaskGP:
-        return build_gp(X, values, make_kernel)
+        return build_gp(X, values, make_kernel, transform)
 
     starts = [warm_start, None] if warm_start is not None else [None]
     model = build()

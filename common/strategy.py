@@ -110,8 +110,16 @@ def constraint_fitter(
     constraint ``k``'s values at ``X[rows]``, warm-started per constraint."""
 
     def fit(k: int, rows: np.ndarray, values: np.ndarray):
+        from common.gp import constraint_standardise
+
         return fit_cached(
-            strategy, (key, "constraint", k), X[rows], values, make_kernel, warm_maxiter
+            strategy,
+            (key, "constraint", k),
+            X[rows],
+            values,
+            make_kernel,
+            warm_maxiter,
+            constraint_standardise,
         )
 
     return fit
@@ -145,13 +153,20 @@ def fit_cached(
     values: np.ndarray,
     make_kernel: Callable,
     warm_maxiter: int | None = None,
+    transform: Callable | None = None,
 ):
     """Fit a GP warm-started from the strategy's previous fit under ``key`` (at most
-    ``warm_maxiter`` iterations from there; :data:`common.gp.FIT_MAXITER` if ``None``)."""
-    from common.gp import FIT_MAXITER, fit_gp
+    ``warm_maxiter`` iterations from there; :data:`common.gp.FIT_MAXITER` if ``None``);
+    ``transform`` standardises the targets (:func:`common.gp.standardise` if ``None``)."""
+    from common.gp import FIT_MAXITER, fit_gp, standardise
 
     model, params = fit_gp(
-        X, values, make_kernel, strategy.warm_start(key), warm_maxiter or FIT_MAXITER
+        X,
+        values,
+        make_kernel,
+        strategy.warm_start(key),
+        warm_maxiter or FIT_MAXITER,
+        transform or standardise,
     )
     strategy.remember(key, params)
     return model
