@@ -34,36 +34,48 @@ def exp3_update(
     return out
 
 
-def category_rewards(codes: np.ndarray, values: np.ndarray) -> np.ndarray:
+def category_rewards(
+    codes: np.ndarray, values: np.ndarray, active: np.ndarray | None = None
+) -> np.ndarray:
     """Reward of each variable's chosen category at the last observation of ``codes``/``values``.
 
     The reward of category ``v`` of variable ``i`` is the rank of the best value (minimisation) seen
     so far among observations with ``h_i = v``: the fraction of all observations that are worse, in
-    [0, 1]. Ranks, unlike min–max scaling, are not flattened by a few huge values.
+    [0, 1]. Ranks, unlike min–max scaling, are not flattened by a few huge values. ``active``
+    (same shape as ``codes``) leaves out observations where a variable was not used (a
+    conditional space's imputed choice).
     """
     last = codes[-1]
+    used = np.ones(codes.shape, dtype=bool) if active is None else active
     rewards = np.empty(codes.shape[1])
     for i, arm in enumerate(last):
-        best = float(values[codes[:, i] == arm].min())
+        best = float(values[(codes[:, i] == arm) & used[:, i]].min(initial=np.inf))
         rewards[i] = float((values > best).sum()) / max(len(values) - 1, 1)
     return rewards
 
 
 def replay_exp3(
-    codes: np.ndarray, values: np.ndarray, n_choices: tuple[int, ...], n_init: int, horizon: int
+    codes: np.ndarray,
+    values: np.ndarray,
+    n_choices: tuple[int, ...],
+    n_init: int,
+    horizon: int,
+    active: np.ndarray | None = None,
 ) -> list[np.ndarray]:
     """Log weights of every variable's bandit after replaying the history.
 
     ``codes`` is the ``(n, n_cat)`` integer array of chosen categories in trial order. The first
     ``n_init`` observations are the initial design and do not update the weights; each later one is
-    a pull of every bandit, rewarded with :func:`category_rewards`.
+    a pull of every bandit, rewarded with :func:`category_rewards`; with ``active`` (a conditional
+    space), only of the bandits of the variables that observation used.
     """
     log_w = [np.zeros(k) for k in n_choices]
     gammas = [exp3_gamma(k, horizon) for k in n_choices]
     for t in range(max(n_init, 1), len(codes)):
-        rewards = category_rewards(codes[: t + 1], values[: t + 1])
+        used = None if active is None else active[: t + 1]
+        rewards = category_rewards(codes[: t + 1], values[: t + 1], used)
         for i, k in enumerate(n_choices):
-            if k <= 1:
+            if k <= 1 or (used is not None and not used[t, i]):
                 continue
             p = exp3_probabilities(log_w[i], gammas[i])
             arm = int(codes[t, i])

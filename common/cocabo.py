@@ -84,7 +84,10 @@ class CoCaBO(Strategy):
         y = effective_values(history)  # the bandits' rewards: feasible trials first
         cat, cont = list(space.cat_dims), list(space.cont_dims)
         opts = self.options
-        log_w = replay_exp3(X[:, cat].astype(int), y, space.n_choices, opts.n_init, opts.horizon)
+        active = space.active_mask(X)[:, cat] if space.conditions else None
+        log_w = replay_exp3(
+            X[:, cat].astype(int), y, space.n_choices, opts.n_init, opts.horizon, active
+        )
         if n == 1:
             categories = draw_categories(log_w, opts.horizon, rng)[None]
         else:

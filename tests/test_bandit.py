@@ -83,3 +83,19 @@ def test_draws_follow_the_probabilities() -> None:
     draws = [draw_categories(log_w, 10_000, rng)[0] for _ in range(2000)]
     p = exp3_probabilities(log_w[0], exp3_gamma(3, 10_000))
     assert np.mean(np.array(draws) == 2) == pytest.approx(p[2], abs=0.03)
+
+
+def test_an_unused_variable_is_neither_pulled_nor_rewarded():
+    from common.bandit import category_rewards, replay_exp3
+
+    codes = np.array([[0, 0], [1, 0], [0, 1], [1, 0], [0, 0]])
+    values = np.array([5.0, 1.0, 4.0, 0.5, 3.0])
+    active = np.array([[1, 1], [1, 0], [1, 1], [1, 0], [1, 1]], dtype=bool)
+    # variable 1's choice 0 was used only where the values were 5 and 3
+    rewards = category_rewards(codes, values, active)
+    assert rewards[1] == pytest.approx(2 / 4)  # best used value 3: worse are 5, 4
+    assert category_rewards(codes, values)[1] == pytest.approx(4 / 4)  # imputed 0.5 counted
+    masked = replay_exp3(codes, values, (2, 2), n_init=1, horizon=50, active=active)
+    unmasked = replay_exp3(codes, values, (2, 2), n_init=1, horizon=50)
+    assert not np.allclose(masked[1], unmasked[1])
+    np.testing.assert_allclose(masked[0], unmasked[0])  # variable 0 is always used
