@@ -50,9 +50,10 @@ class PeerSampler(optuna.samplers.BaseSampler):
     may plan for (SMAC sizes its initial design by it); ``seed`` seeds the peer.
     """
 
+    make_driver: DriverFactory  # each peer's sampler names its driver
+
     def __init__(
         self,
-        make_driver: DriverFactory,
         search_space: Mapping[str, BaseDistribution],
         *,
         seed: int | None = None,
@@ -60,7 +61,6 @@ class PeerSampler(optuna.samplers.BaseSampler):
     ) -> None:
         if n_trials < 1:
             raise ValueError(f"n_trials must be at least 1, got {n_trials}.")
-        self._make_driver = make_driver
         self._space = dict(search_space)
         self._seed = seed
         self._n_trials = n_trials
@@ -72,7 +72,7 @@ class PeerSampler(optuna.samplers.BaseSampler):
     def driver(self) -> Driver:
         """The peer, built at the first proposal."""
         if self._driver is None:
-            self._driver = self._make_driver(self._space, self._seed, self._n_trials)
+            self._driver = self.make_driver(self._space, self._seed, self._n_trials)
         return self._driver
 
     def infer_relative_search_space(
@@ -148,6 +148,26 @@ def fixed_params(space: Mapping[str, BaseDistribution]) -> dict[str, Any]:
         if n_values(dist) == 1:
             out[name] = dist.choices[0] if isinstance(dist, CategoricalDistribution) else dist.low
     return out
+
+
+def decode_params(
+    space: Mapping[str, BaseDistribution],
+    config: Mapping[str, Any],
+    on_grid: Callable[[BaseDistribution, np.ndarray, Any], Any],
+) -> dict[str, Any]:
+    """Optuna's values of a peer's configuration: category indices back to choices, a gridded
+    parameter's value recovered by ``on_grid(dist, grid_values, value)``, the fixed ones added."""
+    params = fixed_params(space)
+    for name, value in config.items():
+        dist = space[name]
+        if isinstance(dist, CategoricalDistribution):
+            params[name] = dist.choices[int(value)]
+            continue
+        values = grid(dist)
+        if values is not None:
+            value = on_grid(dist, values, value)
+        params[name] = plain(dist, value)
+    return params
 
 
 def plain(dist: BaseDistribution, value: Any) -> Any:

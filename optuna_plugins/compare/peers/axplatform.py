@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from optuna.distributions import BaseDistribution, CategoricalDistribution, IntDistribution
 
-from optuna_plugins.compare.peers._sampler import PeerSampler, fixed_params, grid, plain
+from optuna_plugins.compare.peers._sampler import PeerSampler, decode_params, fixed_params, grid
 
 PACKAGE = "ax"
 OBJECTIVE = "loss"
@@ -59,17 +59,9 @@ def parameter_configs(space: Mapping[str, BaseDistribution]) -> list[Any]:
 
 def decode(space: Mapping[str, BaseDistribution], config: Mapping[str, Any]) -> dict[str, Any]:
     """Optuna's values of an Ax parameterisation (indices back to choices, snapped to grids)."""
-    params = fixed_params(space)
-    for name, value in config.items():
-        dist = space[name]
-        if isinstance(dist, CategoricalDistribution):
-            params[name] = dist.choices[int(value)]
-            continue
-        values = grid(dist)
-        if values is not None:
-            value = values[int(np.argmin(np.abs(values - float(value))))]
-        params[name] = plain(dist, value)
-    return params
+    return decode_params(
+        space, config, lambda _, values, v: values[int(np.argmin(np.abs(values - float(v))))]
+    )
 
 
 @contextlib.contextmanager
@@ -123,11 +115,4 @@ class AxDriver:
 class AxSampler(PeerSampler):
     """Ax's default generation strategy as an Optuna sampler over a fixed search space."""
 
-    def __init__(
-        self,
-        search_space: Mapping[str, BaseDistribution],
-        *,
-        seed: int | None = None,
-        n_trials: int = 100,
-    ) -> None:
-        super().__init__(AxDriver, search_space, seed=seed, n_trials=n_trials)
+    make_driver = AxDriver

@@ -124,11 +124,4 @@ class CatCMAwMDriver:
 class CatCMAwMSampler(PeerSampler):
     """CatCMA with Margin (``cmaes.CatCMAwM``) as an Optuna sampler over a fixed search space."""
 
-    def __init__(
-        self,
-        search_space: Mapping[str, BaseDistribution],
-        *,
-        seed: int | None = None,
-        n_trials: int = 100,
-    ) -> None:
-        super().__init__(CatCMAwMDriver, search_space, seed=seed, n_trials=n_trials)
+    make_driver = CatCMAwMDriver

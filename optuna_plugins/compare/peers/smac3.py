@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from optuna.distributions import BaseDistribution, CategoricalDistribution
 
-from optuna_plugins.compare.peers._sampler import PeerSampler, fixed_params, grid, plain
+from optuna_plugins.compare.peers._sampler import PeerSampler, decode_params, fixed_params, grid
 
 PACKAGE = "smac"
 
@@ -58,17 +58,10 @@ def configspace(space: Mapping[str, BaseDistribution], seed: int | None) -> Any:
 
 def decode(space: Mapping[str, BaseDistribution], config: Mapping[str, Any]) -> dict[str, Any]:
     """Optuna's values of a SMAC configuration (indices back to choices and grid values)."""
-    params = fixed_params(space)
-    for name, value in config.items():
-        dist = space[name]
-        if isinstance(dist, CategoricalDistribution):
-            params[name] = dist.choices[int(value)]
-            continue
-        values = grid(dist)
-        if values is not None and dist.step != 1:
-            value = values[int(value)]
-        params[name] = plain(dist, value)
-    return params
+    # integers of step 1 are SMAC integers; other grids are SMAC integers over grid indices
+    return decode_params(
+        space, config, lambda dist, values, v: v if dist.step == 1 else values[int(v)]
+    )
 
 
 class SMACDriver:
@@ -127,11 +120,4 @@ def _never_called(config: Any, seed: int = 0) -> float:
 class SMACSampler(PeerSampler):
     """SMAC3's HPO facade as an Optuna sampler over a fixed search space."""
 
-    def __init__(
-        self,
-        search_space: Mapping[str, BaseDistribution],
-        *,
-        seed: int | None = None,
-        n_trials: int = 100,
-    ) -> None:
-        super().__init__(SMACDriver, search_space, seed=seed, n_trials=n_trials)
+    make_driver = SMACDriver
