@@ -46,20 +46,24 @@ def _signed_log(values: np.ndarray) -> np.ndarray:
     return np.sign(values) * np.log1p(np.abs(values) / scale)
 
 
+def _signed_log_moments(values: np.ndarray) -> tuple[np.ndarray, float, float]:
+    z = _signed_log(values)
+    std = float(np.std(z))
+    return z, float(np.mean(z)), std if std > 1e-12 else 1.0
+
+
 def constraint_standardise(values: np.ndarray) -> np.ndarray:
     """A constraint's targets: signed log, then zero mean and unit standard deviation. Unlike the
     objective's ranks, this keeps 0 an exact threshold on the model's scale
     (:func:`constraint_threshold`) and a monotone, smooth function of the value."""
-    z = _signed_log(values)
-    std = float(np.std(z))
-    return (z - np.mean(z)) / (std if std > 1e-12 else 1.0)
+    z, mean, std = _signed_log_moments(values)
+    return (z - mean) / std
 
 
 def constraint_threshold(values: np.ndarray) -> float:
     """Where 0 lands on the negated :func:`constraint_standardise` scale of ``values``."""
-    z = _signed_log(values)
-    std = float(np.std(z))
-    return float(np.mean(z) / (std if std > 1e-12 else 1.0))
+    _, mean, std = _signed_log_moments(values)
+    return mean / std
 
 
 def model_parameters(model: torch.nn.Module) -> dict[str, torch.Tensor]:

@@ -149,3 +149,15 @@ def test_a_warm_started_fit_stops_at_its_own_cap(fitted, monkeypatch) -> None:
     fit_gp(X, y, lambda: matern_kernel([0, 1]), warm_start=params, warm_maxiter=7)
     fit_gp(X, y, lambda: matern_kernel([0, 1]), warm_start=params)
     assert caps == [gp.FIT_MAXITER, 7, gp.FIT_MAXITER]
+
+
+def test_a_constraints_threshold_separates_feasible_from_infeasible_on_the_model_scale():
+    from common.gp import constraint_standardise, constraint_threshold
+
+    rng = np.random.default_rng(0)
+    for scale in (1e-4, 1.0, 1e5):
+        c = scale * rng.standard_t(2, size=40)  # heavy tails, both signs
+        targets = -constraint_standardise(c)
+        t = constraint_threshold(c)
+        np.testing.assert_array_equal(targets >= t, c <= 0)
+        assert np.isclose(targets.mean(), 0) and np.isclose(targets.std(), 1)
