@@ -19,6 +19,7 @@ from typing import Any
 import optuna
 from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler, RandomSampler
+from optuna.samplers._base import _process_constraints_after_trial
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
@@ -40,7 +41,6 @@ _RELATIVE_PARAMS_KEY = "mixbo:relative_params"
 _SYSTEM_ATTR_MAX_LENGTH = 2045
 _MAX_CLAIMS = 3  # picks per trial while other workers keep taking them
 _STATES = (TrialState.COMPLETE, TrialState.RUNNING)
-_CONSTRAINTS_KEY = "constraints"  # where Optuna's samplers store constraints_func's values
 
 
 def _store_relative_params(
@@ -339,11 +339,8 @@ class MixedBOSampler(BaseSampler):
         state: TrialState,
         values: Sequence[float] | None,
     ) -> None:
-        if self._constraints_func is not None and state in (TrialState.COMPLETE, TrialState.PRUNED):
-            constraints = tuple(float(c) for c in self._constraints_func(trial))
-            if any(math.isnan(c) for c in constraints):
-                raise ValueError(f"constraints_func returned NaN for trial {trial.number}.")
-            study._storage.set_trial_system_attr(trial._trial_id, _CONSTRAINTS_KEY, constraints)
+        if self._constraints_func is not None:  # stored exactly as Optuna's own samplers store it
+            _process_constraints_after_trial(self._constraints_func, study, trial, state)
         self._independent_sampler.after_trial(study, trial, state, values)
 
     # ------------------------------------------------------------------ helpers
