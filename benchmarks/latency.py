@@ -4,7 +4,15 @@ Each sampler runs one sequential study on the same space and objective; the time
 ``study.ask`` is recorded, and the median over the asks near 25, 50 and 100 completed trials is
 printed with its ratio to the baseline (GPSampler, with greenlet installed if available).
 
+``--prefilled`` measures at large checkpoints without running the whole study with every sampler:
+for each checkpoint N, one history of N random trials (the same for every sampler) is copied into a
+fresh study, a *new* sampler is created and asked ``--asks`` + 1 times (each answer told before the
+next ask): the first ask is the **cold** cost (a new worker process, a restarted job: nothing
+cached), the median of the others the **warm** cost (the sampler's own caches in use).
+
     python benchmarks/latency.py                       # 9-parameter mixed space, all samplers
+    OMP_NUM_THREADS=1 python benchmarks/latency.py --prefilled --checkpoints 100,500,1000 \
+        --samplers cocabo,casmopolitan,bofm,mixbo,gp
     python benchmarks/latency.py --space cat25 --samplers cocabo,casmopolitan,gp
     python benchmarks/latency.py --samplers bofm,cocabo,gp --checkpoints 25,50,100,200 --cpu
 """
@@ -83,6 +91,67 @@ def measure(
     return {c: float(np.median(v)) for c, v in times.items() if v}
 
 
+def prefilled_history(objective, n_trials: int, seed: int) -> list[optuna.trial.FrozenTrial]:
+    """``n_trials`` completed trials of random search on ``objective`` (the shared history)."""
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=seed))
+    study.optimize(objective, n_trials=n_trials)
+    return study.trials
+
+
+def measure_prefilled(
+    sampler_name: str, objective, history, seed: int, asks: int, clock
+) -> tuple[float, float]:
+    """(cold, warm) seconds of a new sampler joining a study that holds ``history``."""
+    study = optuna.create_study(sampler=SAMPLERS[sampler_name](seed))
+    study.add_trials(history)
+    elapsed = []
+    for _ in range(asks + 1):
+        start = clock()
+        trial = study.ask()
+        value = objective(trial)
+        elapsed.append(clock() - start)
+        study.tell(trial, value)
+    return elapsed[0], float(np.median(elapsed[1:]))
+
+
+def import_everything() -> float:
+    """Import both sides' numerical modules once; the seconds it took (a new process pays them)."""
+    import importlib
+
+    start = time.perf_counter()
+    for module in ("torch", "gpytorch", "botorch", "optuna._gp.gp", "optuna._gp.optim_mixed"):
+        importlib.import_module(module)
+    for module in ("common.cocabo", "common.casmopolitan", "common.bofm", "common.mixbo"):
+        importlib.import_module(module)
+    return time.perf_counter() - start
+
+
+def main_prefilled(args, names: list[str], checkpoints: tuple[int, ...], clock) -> None:
+    seconds = import_everything()
+    print(f"imports (torch, gpytorch, botorch, optuna._gp, mixbo's methods): {seconds:.2f} s once")
+    baseline = names[-1]
+    kind = "CPU seconds" if args.cpu else "seconds"
+    print(
+        f"space={args.space}  {kind} per suggestion after N random trials: cold (a new sampler's"
+        f" first ask) / warm (median of its next {args.asks}); ratio to {baseline}"
+    )
+    print("| N | sampler | cold | warm | cold ratio | warm ratio |")
+    print("|---|---|---|---|---|---|")
+    for n in checkpoints:
+        history = prefilled_history(SPACES[args.space], n, args.seed)
+        rows = {
+            name: measure_prefilled(name, SPACES[args.space], history, args.seed, args.asks, clock)
+            for name in names
+        }
+        base_cold, base_warm = rows[baseline]
+        for name, (cold, warm) in rows.items():
+            print(
+                f"| {n} | {name} | {cold:.3f} | {warm:.3f} | {cold / base_cold:.2f}"
+                f" | {warm / base_warm:.2f} |",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--space", choices=list(SPACES), default="mixed9")
@@ -92,11 +161,20 @@ def main() -> None:
     parser.add_argument(
         "--cpu", action="store_true", help="CPU time of this process (for a loaded machine)"
     )
+    parser.add_argument(
+        "--prefilled",
+        action="store_true",
+        help="cold and warm cost of a new sampler joining a study of N random trials",
+    )
+    parser.add_argument("--asks", type=int, default=4, help="warm asks per checkpoint (prefilled)")
     args = parser.parse_args()
     checkpoints = tuple(int(c) for c in args.checkpoints.split(","))
     clock = time.process_time if args.cpu else time.perf_counter
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     names = [s for s in args.samplers.split(",") if s]
+    if args.prefilled:
+        main_prefilled(args, names, checkpoints, clock)
+        return
     n_trials = max(checkpoints) + WINDOW + 1
     results = {
         name: measure(name, SPACES[args.space], n_trials, args.seed, checkpoints, clock)

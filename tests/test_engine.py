@@ -225,3 +225,20 @@ def test_the_strategy_runs_on_one_thread_reporting_to_the_engine(records) -> Non
         torch.set_num_threads(before)
     assert s.config["threads"] == 1
     assert [r.name for r in records.records] == ["test.engine"]
+
+
+def test_the_strategy_runs_on_the_cpu_under_another_default_device() -> None:
+    import torch
+
+    class Probe(Strategy):
+        def suggest(self, space, history, n, rng):
+            return [{"a": "y", "b": 1, "c": False, "device": torch.empty(1).device.type}] * n
+
+    eng = engine(n_startup_trials=0)
+    eng._strategy = Probe()
+    history = eng.history([{"a": "x", "b": 0, "c": True}], [1.0])
+    with torch.device("meta"):  # stands in for a user's CUDA default device
+        s = eng.suggest(SPACE, history, trial_index=1, n_issued=1)
+        assert torch.empty(1).device.type == "meta"
+    assert s.config["device"] == "cpu"
+    assert eng.suggest(SPACE, history, trial_index=2, n_issued=1).config["device"] == "cpu"
