@@ -24,7 +24,8 @@ import itertools
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
-from run_cache import load_runs, record_run
+
+from optuna_plugins.compare.run_cache import load_runs, record_run
 
 # name -> (mixbo sampler class, keyword arguments); Optuna's samplers are in compare.SAMPLERS
 VARIANTS: dict[str, tuple[str, dict]] = {

@@ -21,7 +21,8 @@ import itertools
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
-from run_cache import load_runs, record_run
+
+from optuna_plugins.compare.run_cache import load_runs, record_run
 
 VARIANTS = {"ours": None, "ref40": 40, "turbo": "dim", "third": "dim/3", "sqrt": "sqrt"}
 

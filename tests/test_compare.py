@@ -387,9 +387,9 @@ def test_mixbo_compare_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     # the report can be rebuilt from the CSVs alone, identically
     (out / "results.md").unlink()
     assert cli.main(["--report-only", str(out)]) == 0
-    assert (out / "results.md").read_text() == md.replace(
-        "Command: `mixbo-compare " + " ".join(argv) + "`\n\n", ""
-    )
+    command = f"mixbo-compare {' '.join(argv)}  (code {cli.code_version()})"
+    assert f"Command: `{command}`" in md  # the code version its runs are recorded under
+    assert (out / "results.md").read_text() == md.replace(f"Command: `{command}`\n\n", "")
 
 
 def test_parallel_jobs_give_the_same_trials(tmp_path: Path) -> None:
@@ -458,6 +458,54 @@ def test_interrupted_comparison_keeps_finished_runs(
     assert [(r["sampler"], r["seed"]) for r in runs] == [("random", "0"), ("tpe", "0")]
     assert len(_read(out / "trials.csv")) == 2 * 3
     assert "(interrupted)" in (out / "results.md").read_text()
+
+
+def test_an_interrupted_comparison_resumes_with_the_runs_it_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = cli.execute
+    calls: list[tuple[str, int]] = []
+    interrupt_at = [3]
+
+    def execute(task: cli.Task, on_trial: Any = None) -> cli.Outcome:
+        calls.append((task.sampler, task.seed))
+        if len(calls) == interrupt_at[0]:
+            raise KeyboardInterrupt
+        return real(task, on_trial)
+
+    monkeypatch.setattr(cli, "execute", execute)
+    out = tmp_path / "resumed"
+    flags = ["-p", "func2c", "-s", "random", "tpe", "--seeds", "2", "-n", "3"]
+    flags += ["-j", "1", "--no-progress", "--quiet"]
+    argv = [*flags, "-o", str(out)]
+    assert cli.main(argv) == 130
+    interrupt_at[0] = 0
+    calls.clear()
+    assert cli.main(argv) == 0
+    assert calls == [("random", 1), ("tpe", 1)]  # seed 0's runs came from runs.jsonl
+    rows = _read(out / "runs.csv")
+    assert sorted((r["sampler"], r["seed"]) for r in rows) == [
+        ("random", "0"),
+        ("random", "1"),
+        ("tpe", "0"),
+        ("tpe", "1"),
+    ]
+    assert len(_read(out / "trials.csv")) == 4 * 3
+    fresh = tmp_path / "fresh"
+    assert cli.main([*flags, "-o", str(fresh)]) == 0
+
+    def values(folder: Path) -> list[tuple[str, ...]]:
+        return sorted(
+            (r["sampler"], r["seed"], r["trial"], r["value"], r["params"])
+            for r in _read(folder / "trials.csv")
+        )
+
+    assert values(fresh) == values(out)  # the same trials, resumed or not
+
+    calls.clear()  # another code version runs everything again
+    monkeypatch.setattr(cli, "code_version", lambda: "other")
+    assert cli.main(argv) == 0
+    assert len(calls) == 4
 
 
 # ------------------------------------------------------------------------- the compare extra

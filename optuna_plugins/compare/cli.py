@@ -6,6 +6,9 @@ Runs every (problem, sampler, seed, workers) combination with ``runner.run``, se
 - ``trials.csv``: one row per trial (value, noise-free value, best so far, simulated start and end
   time, seconds the suggestion took, parameters as JSON);
 - ``runs.csv``: one row per run (status ok / failed / skipped, the error, seconds per suggestion);
+- ``runs.jsonl``: every finished run with the code version it ran on; a command run again into the
+  same folder (after an interruption, or with more seeds or samplers) reuses the runs it holds for
+  the same code and runs only the others (delete the file to run everything again);
 - ``results.md``: median and IQR of the final regret, mean rank, seconds per suggestion;
 - ``convergence_trials_k<k>.png`` (and ``convergence_time_k<k>.png`` for k > 1 workers).
 
@@ -50,12 +53,14 @@ import numpy as np
 
 from common.problem import Problem
 from optuna_plugins.compare import report, runner
+from optuna_plugins.compare.run_cache import code_version, load_runs, record_run
 
 DEFAULT_PROBLEMS = ("func2c", "contamination")
 DEFAULT_SAMPLERS = ("mixbo", "cocabo", "casmopolitan", "bofm", "tpe", "random", "gp")
 DEFAULT_SEEDS = 3
 DEFAULT_TRIALS = 40
 DEFAULT_OUT = "mixbo-results"
+RUNS_JSONL = "runs.jsonl"
 OPTUNA_SAMPLERS = ("random", "tpe", "gp", "cmaes")
 EXTRA_MODULES = ("matplotlib", "tqdm")  # the `compare` extra's modules the command needs
 _CHEAP = {"random", "tpe", "cmaes", "catcmawm"}  # started last when runs are spread over processes
@@ -78,6 +83,22 @@ class Outcome:
     task: Task
     run_row: dict[str, Any]
     trial_rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def record(self, code: str) -> dict[str, Any]:
+        """This outcome as a ``runs.jsonl`` record of the code version ``code``."""
+        task = {k: getattr(self.task, k) for k in _TASK_KEY}
+        return {"code": code, "task": task, "run": self.run_row, "trials": self.trial_rows}
+
+
+_TASK_KEY = ("problem", "sampler", "seed", "workers", "n_trials")
+
+
+def resumable(folder: Path, code: str) -> dict[tuple, dict]:
+    """The finished ``ok`` runs of code version ``code`` in ``folder``'s ``runs.jsonl``, by task."""
+    runs = load_runs(
+        folder / RUNS_JSONL, lambda r: (r.get("code"), *(r["task"][k] for k in _TASK_KEY))
+    )
+    return {key[1:]: r for key, r in runs.items() if key[0] == code and r["run"]["status"] == "ok"}
 
 
 # ------------------------------------------------------------------------------------ one run
@@ -552,11 +573,27 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     workers = list(dict.fromkeys(args.workers))
     tasks, known = plan(args.problems, samplers, seeds, workers, args.trials)
+    code = code_version()
+    done = resumable(out, code)
+    reused = [t for t in tasks if tuple(getattr(t, k) for k in _TASK_KEY) in done]
+    if reused:
+        print(f"reusing {len(reused)} finished runs of this code ({code}) from {out / RUNS_JSONL}")
+        tasks = [t for t in tasks if t not in reused]
+        for t in reused:
+            r = done[tuple(getattr(t, k) for k in _TASK_KEY)]
+            known.append(Outcome(t, r["run"], r["trials"]))
     jobs = min(args.jobs, max(len(tasks), 1))
     start = time.perf_counter()
-    sink = CsvWriter(out)  # runs are saved as they end, so an interrupted comparison keeps them
+    csvs = CsvWriter(out)  # runs are saved as they end, so an interrupted comparison keeps them
     for outcome in known:
-        sink(outcome)
+        csvs(outcome)
+
+    def sink(outcome: Outcome) -> None:
+        csvs(outcome)
+        if outcome.run_row["status"] == "ok":
+            record_run(out / RUNS_JSONL, outcome.record(code))
+
+    command += f"  (code {code})"
     try:
         outcomes = known + execute_all(
             tasks, jobs, not args.no_progress, args.verbose, on_outcome=sink
