@@ -129,10 +129,17 @@ class ZeroAcquisition(AcquisitionFunction):
         return X.new_zeros(X.shape[:-2])
 
 
+MIN_FEASIBILITY = 0.5  # a candidate's required probability of feasibility (Gelbart et al., 2014)
+LOG_MIN_FEASIBILITY = float(np.log(MIN_FEASIBILITY))
+SHORTFALL_WEIGHT = 100.0  # log-acquisition lost per nat of log probability below the requirement
+
+
 class FeasibilityWeighted(AcquisitionFunction):
-    """``acqf(X) + Σ_k log P(f_k(X) ≥ t_k)`` for ``models`` = ``[(f_k, t_k)]``: a log acquisition
-    weighted by the probability of feasibility (:mod:`common.constraints`; ``f_k`` models a
-    negated, transformed constraint, so larger is more feasible)."""
+    """``acqf(X) + log p(X) − w·max(0, log 0.5 − log p(X))`` with ``p(X) = Π_k P(f_k(X) ≥ t_k)``
+    for ``models`` = ``[(f_k, t_k)]``: a log acquisition weighted by the probability of
+    feasibility, and steeply lowered where that probability is under :data:`MIN_FEASIBILITY`
+    (:mod:`common.constraints`; ``f_k`` models a negated, standardised constraint, so larger is
+    more feasible). Among candidates that all fall short, the most probably feasible win."""
 
     def __init__(self, acqf: AcquisitionFunction, models: Sequence[tuple[Model, float]]) -> None:
         super().__init__(acqf.model)
@@ -141,10 +148,11 @@ class FeasibilityWeighted(AcquisitionFunction):
         self.thresholds = [float(t) for _, t in models]
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
-        out = self.acqf(X)
+        log_p = X.new_zeros(X.shape[:-2])
         for model, t in zip(self.constraint_models, self.thresholds, strict=True):
             posterior = model.posterior(X)
             mean = posterior.mean.reshape(X.shape[:-1]).sum(-1)
             std = posterior.variance.clamp_min(1e-12).sqrt().reshape(X.shape[:-1]).sum(-1)
-            out = out + torch.special.log_ndtr((mean - t) / std)
-        return out
+            log_p = log_p + torch.special.log_ndtr((mean - t) / std)
+        shortfall = (log_p - LOG_MIN_FEASIBILITY).clamp_max(0.0)
+        return self.acqf(X) + log_p + SHORTFALL_WEIGHT * shortfall

@@ -9,14 +9,23 @@ and every method maximises
 
 Before the first feasible trial there is nothing to improve on, and the acquisition is the log
 probability of feasibility alone: the search seeks feasibility first. The objective's model still
-learns from every trial, feasible or not. A constraint no trial has violated gets no model (it has
-not bound anywhere yet). PLAyBOOK's penalisation of busy points applies to the log-EI as usual.
+learns from every trial, feasible or not. Every constraint is modelled, also one no trial has
+violated yet: where the search goes next, it may bind. PLAyBOOK's penalisation of busy points
+applies to the log-EI as usual.
 
-The constraint models' targets are a signed log of the value, standardised
-(:func:`common.gp.constraint_standardise`; the objective's model uses Gaussian-copula ranks):
-"c_k ≤ 0" is then an exact threshold on the model's scale, and a smooth constraint stays smooth.
-With ranks, the threshold had to be guessed between the feasible and infeasible trials and a
-linear boundary became a curve.
+Candidates are held to a probabilistic constraint, as in Gelbart et al.: P(feasible) ≥ 0.5
+(:data:`common.acquisition.MIN_FEASIBILITY`). Below it, the acquisition drops steeply with the
+shortfall. Without it, log EI, which spans many orders of magnitude, outweighs any log
+probability: a point beyond a constraint's boundary with a large improvement and one chance in a
+thousand of being feasible beat a sure small improvement on the boundary (the pressure vessel's
+optimum lies on one), again and again.
+
+The constraint models' targets are the values standardised affinely
+(:func:`common.gp.constraint_standardise`; the objective's model uses Gaussian-copula ranks), as
+Optuna's GPSampler does: "c_k ≤ 0" is an exact threshold on the model's scale, and a linear
+constraint stays linear, which a stationary GP extrapolates correctly far from the trials. (Ranks,
+and a signed logarithm, bent them: the models then called the far corners of the pressure vessel's
+space feasible, and every method went there.)
 
 Trials without constraint values in a constrained study (an objective that failed to call
 ``set_constraint``, a ``constraints_func`` added mid-study): the objective model uses them, each
@@ -98,7 +107,7 @@ def feasibility(
     for k in range(history.constraints.shape[1]):
         c = history.constraints[:, k]
         rows = np.flatnonzero(np.isfinite(c))
-        if len(rows) < 2 or not (c[rows] > 0).any():
+        if len(rows) < 2:
             continue
         threshold = constraint_threshold(c[rows])
         if not (c[rows] <= 0).any():

@@ -37,32 +37,24 @@ def standardise(values: np.ndarray) -> np.ndarray:
     return (z - np.mean(z)) / (std if std > 1e-12 else 1.0)
 
 
-def _signed_log(values: np.ndarray) -> np.ndarray:
-    """``sign(c)·log(1 + |c|/s)`` with ``s`` the median of ``|c|``: 0 stays 0, the sign stays,
-    far values are compressed (a volume constraint spans 1e-3 to 1e1 of its bound)."""
+def _moments(values: np.ndarray) -> tuple[float, float]:
     values = np.asarray(values, dtype=float)
-    scale = float(np.median(np.abs(values)))
-    scale = scale if scale > 1e-12 else 1.0
-    return np.sign(values) * np.log1p(np.abs(values) / scale)
-
-
-def _signed_log_moments(values: np.ndarray) -> tuple[np.ndarray, float, float]:
-    z = _signed_log(values)
-    std = float(np.std(z))
-    return z, float(np.mean(z)), std if std > 1e-12 else 1.0
+    std = float(np.std(values))
+    return float(np.mean(values)), std if std > 1e-12 else 1.0
 
 
 def constraint_standardise(values: np.ndarray) -> np.ndarray:
-    """A constraint's targets: signed log, then zero mean and unit standard deviation. Unlike the
-    objective's ranks, this keeps 0 an exact threshold on the model's scale
-    (:func:`constraint_threshold`) and a monotone, smooth function of the value."""
-    z, mean, std = _signed_log_moments(values)
-    return (z - mean) / std
+    """A constraint's targets: zero mean and unit standard deviation, as Optuna's GPSampler
+    standardises them. Unlike the objective's ranks (or any other warping), this keeps 0 an
+    exact threshold on the model's scale (:func:`constraint_threshold`) and a linear constraint
+    linear, so a stationary GP extrapolates it where the trials have not been."""
+    mean, std = _moments(values)
+    return (np.asarray(values, dtype=float) - mean) / std
 
 
 def constraint_threshold(values: np.ndarray) -> float:
     """Where 0 lands on the negated :func:`constraint_standardise` scale of ``values``."""
-    _, mean, std = _signed_log_moments(values)
+    mean, std = _moments(values)
     return mean / std
 
 

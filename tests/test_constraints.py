@@ -1,12 +1,16 @@
 """Constraints: feasibility-weighted acquisition, best feasible incumbents, Optuna's two ways."""
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import optuna
 import pytest
+import torch
+from botorch.acquisition import AcquisitionFunction
 
-from common.constraints import effective_values
+from common.acquisition import FeasibilityWeighted, ZeroAcquisition
+from common.constraints import effective_values, feasibility
 from common.history import History
 from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 
@@ -110,3 +114,61 @@ def test_constraints_func_is_stored_and_used_as_optunas_samplers_do() -> None:
     assert max(feasible) > 0.15  # the optimum is on the boundary, x = 0.2
     with pytest.raises(ValueError, match="callable"):
         CasmopolitanSampler(constraints_func=3)
+
+
+class _Known(torch.nn.Module):
+    """A constraint model with a known posterior: mean ``0.5 − x`` (feasible where x ≤ 0.5,
+    threshold 0), standard deviation 0.05."""
+
+    def posterior(self, X: torch.Tensor) -> SimpleNamespace:
+        mean = 0.5 - X[..., :1]
+        return SimpleNamespace(mean=mean, variance=torch.full_like(mean, 0.05**2))
+
+
+class _Improvement(AcquisitionFunction):
+    """A log-EI stand-in that grows steeply into the infeasible side."""
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return 100.0 * X[..., 0, 0]
+
+
+def test_candidates_are_held_to_an_even_chance_of_feasibility() -> None:
+    grid = torch.linspace(0, 1, 2001, dtype=torch.float64).reshape(-1, 1, 1)
+    base = _Improvement(model=None)
+    weighted = FeasibilityWeighted(base, [(_Known(), 0.0)])
+    chosen = float(grid[weighted(grid).argmax()])
+    p_chosen = float(torch.special.ndtr(torch.tensor((0.5 - chosen) / 0.05)))
+    assert p_chosen >= 0.45  # at the boundary (P = 0.5 at x = 0.5), not beyond it
+    # the product alone (log EI + log P) would go where feasibility is a long shot
+    plain = base(grid) + torch.special.log_ndtr((0.5 - grid[..., 0, 0]) / 0.05)
+    x_plain = float(grid[plain.argmax()])
+    assert float(torch.special.ndtr(torch.tensor((0.5 - x_plain) / 0.05))) < 1e-3
+
+
+def test_where_none_is_likely_feasible_the_most_probably_feasible_wins() -> None:
+    grid = torch.linspace(0.8, 1, 201, dtype=torch.float64).reshape(-1, 1, 1)
+    weighted = FeasibilityWeighted(ZeroAcquisition(model=None), [(_Known(), 0.0)])
+    assert float(grid[weighted(grid).argmax()]) == pytest.approx(0.8)
+
+
+def test_a_linear_constraint_no_trial_violated_yet_still_guards_where_none_has_been() -> None:
+    from common.gp import constraint_standardise, fit_gp
+    from common.kernels import matern_kernel
+
+    x = np.linspace(0.0, 0.65, 12)
+    c = x - 0.7  # feasible for every trial so far; violated beyond x = 0.7
+    history = History.from_lists([{"x": v} for v in x], (x - 1) ** 2, constraints=c[:, None])
+    X = x[:, None]
+
+    def fit(k, rows, values):
+        return fit_gp(
+            X[rows], values, lambda: matern_kernel([0]), transform=constraint_standardise
+        )[0]
+
+    f = feasibility(history, -((x - 1) ** 2), fit)
+    assert len(f.models) == 1  # modelled although never violated
+    model, t = f.models[0]
+    with torch.no_grad():
+        post = model.posterior(torch.tensor([[0.3], [0.8]], dtype=torch.float64))
+        p = torch.special.ndtr((post.mean.squeeze(-1) - t) / post.variance.sqrt().squeeze(-1))
+    assert p[0] > 0.9 and p[1] < 0.5  # the trend carries a little past the trials
