@@ -142,7 +142,9 @@ def impute_row(space: MixedSpace) -> np.ndarray:
 
 def conditioned(space: MixedSpace, configs: Sequence[Mapping[str, Any]]) -> MixedSpace:
     """``space`` under the conditions ``configs`` show (itself if every config has every
-    modelled parameter)."""
+    modelled parameter, or if it declares its conditions, as a Ray Tune space does)."""
+    if space.conditions:
+        return space
     names = [p.name for p in space.modelled]
     if all(name in config for config in configs for name in names):
         return space

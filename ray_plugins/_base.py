@@ -48,8 +48,10 @@ class MixedBOSearch(Searcher):
     """Base of mixbo's Tune searchers: a method's validated options run by the shared engine.
 
     Args (every searcher's):
-        space: A Tune search space (dict of domains and constants, possibly nested), or the result
-            of :meth:`convert_search_space`. Leave it out to take ``param_space`` from the Tuner.
+        space: A Tune search space (dict of domains and constants, possibly nested; a
+            ``tune.choice`` of categories holding domains is a conditional space, modelled
+            branch by branch), or the result of :meth:`convert_search_space`. Leave it out to
+            take ``param_space`` from the Tuner.
         metric: The reported metric to optimise (``"_metric"`` if only ``mode`` is given).
         mode: ``"min"`` or ``"max"``.
         points_to_evaluate: Configurations to try first, in order; missing parameters are drawn
@@ -220,6 +222,7 @@ class MixedBOSearch(Searcher):
             config = self._engine.suggest(
                 space.mixed, self.history(), trial_index=trial_index, n_issued=n_issued
             ).config
+        config = space.active(config)  # a conditional space: the branches taken only
         self._trials[trial_id] = _Record(config, _LIVE)
         self._n_suggested += 1
         return space.to_config(config)

@@ -12,6 +12,12 @@ the domain's flattened path (``"model/lr"``), plus the map between core values a
   ``k * q`` (Tune draws the grid index log-uniformly, and ``log(k q) = log k + log q``).
 - ``choice``: ``Categorical`` over the indices ``0..n-1``; the categories themselves (lists, dicts,
   anything) stay here and are never hashed.
+- ``choice`` whose categories hold domains (Tune's conditional space, e.g. ``tune.choice([{"kind":
+  "svm", "C": tune.loguniform(...)}, {"kind": "tree", "depth": tune.randint(...)}])``): the choice
+  is the branch's parent, and each category's domains are its children, named with the branch
+  index (``"model/0/C"``), declared active only when the parent takes that index
+  (:class:`common.conditional.Condition`; nesting works). A trial receives the chosen category with
+  its domains sampled, and only the chosen branch's parameters are recorded and modelled.
 
 Constants pass through unchanged, nested dicts (and lists) keep their shape. ``grid_search``,
 ``sample_from`` and unbounded normals (``randn``) cannot be modelled and raise a ``ValueError`` that
@@ -24,7 +30,7 @@ import copy
 import math
 import numbers
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,6 +40,7 @@ from ray.tune.search.sample import Float as TuneFloat
 from ray.tune.search.sample import Integer as TuneInteger
 from ray.tune.search.variant_generator import parse_spec_vars
 
+from common.conditional import Condition
 from common.space import Categorical, Float, Integer, MixedSpace, Parameter
 
 _SEP = "/"
@@ -55,6 +62,11 @@ class Dimension:
     integer: bool = False
     q: float | int | None = None
     categories: tuple[Any, ...] | None = None
+    branch: tuple[tuple[str, int], ...] = ()  # (choice, index) pairs this dimension needs
+
+    def active_in(self, core: Mapping[str, Any]) -> bool:
+        """Whether a core configuration takes every branch this dimension belongs to."""
+        return all(core.get(parent) == index for parent, index in self.branch)
 
     @property
     def name(self) -> str:
@@ -73,6 +85,14 @@ class Dimension:
     def to_core(self, value: Any) -> Any:
         """A Tune value (from a user's point or result) to the core's value, validated."""
         if self.kind == "choice":
+            categories = self.categories or ()
+            if any(_holds_domain(c) for c in categories):
+                constant = [i for i, c in enumerate(categories) if not _holds_domain(c)]
+                sampled = [i for i, c in enumerate(categories) if _holds_domain(c)]
+                for i in constant + sampled:  # a constant category is matched exactly first
+                    if _matches(categories[i], value):
+                        return i
+                raise ValueError(f"{self.name}: {value!r} matches none of its categories.")
             return Categorical(self.name, self.categories or ()).index(value)
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise ValueError(f"{self.name}: {value!r} is not a number.")
@@ -122,7 +142,8 @@ class TuneSpace:
 
     def __init__(self, dimensions: tuple[Dimension, ...], template: Any):
         self.dimensions = tuple(dimensions)
-        self.mixed = MixedSpace([d.param for d in self.dimensions])
+        flat = MixedSpace([d.param for d in self.dimensions])
+        self.mixed = flat.with_conditions(_conditions(self.dimensions, flat))
         self._template = template
 
     def __len__(self) -> int:
@@ -136,13 +157,20 @@ class TuneSpace:
         return tuple(d.name for d in self.dimensions)
 
     def to_config(self, core: Mapping[str, Any]) -> dict[str, Any]:
-        values = {d.name: d.to_tune(core[d.name]) for d in self.dimensions}
-        return _fill(self._template, values)
+        values = {d.name: d.to_tune(core[d.name]) for d in self.dimensions if d.active_in(core)}
+        return _fill(self._template, values, core)
+
+    def active(self, core: Mapping[str, Any]) -> dict[str, Any]:
+        """``core`` without the parameters of branches it does not take."""
+        return {d.name: core[d.name] for d in self.dimensions if d.active_in(core)}
 
     def to_core(self, config: Mapping[str, Any], *, partial: bool = False) -> dict[str, Any]:
-        """The core configuration of a Tune one; a missing parameter raises unless ``partial``."""
+        """The core configuration of a Tune one (the parameters of the branches it takes); a
+        missing parameter raises unless ``partial``."""
         out: dict[str, Any] = {}
-        for d in self.dimensions:
+        for d in self.dimensions:  # a branch's parent comes before its children
+            if not d.active_in(out):
+                continue
             found, value = _lookup(config, d)
             if not found:
                 if partial:
@@ -180,20 +208,74 @@ def convert_search_space(spec: Mapping[str, Any] | TuneSpace) -> TuneSpace:
             f"Grid search parameters cannot be automatically converted to a mixbo search space: "
             f"{names}. Use tune.choice(...) for a categorical parameter instead."
         )
-    slots: dict[tuple, _Slot] = {}
-    dims = []
-    for path, domain in domain_vars:
-        for key in path:
+    dims: list[Dimension] = []
+    template = _convert(spec, domain_vars, (), (), (), dims)
+    return TuneSpace(tuple(dims), template)
+
+
+def _convert(
+    spec: Any,
+    domain_vars: list[tuple[tuple, Domain]],
+    path: tuple,
+    name_path: tuple,
+    branch: tuple[tuple[str, int], ...],
+    dims: list[Dimension],
+) -> Any:
+    """Append the dimensions of ``spec``'s domains to ``dims`` (a choice's branches after it) and
+    return ``spec``'s template. ``path`` is where ``spec`` sits in a trial's configuration,
+    ``name_path`` the same with the branch indices that name its parameters."""
+    slots: dict[tuple, Any] = {}
+    for sub, domain in domain_vars:
+        for key in sub:
             if isinstance(key, str) and _SEP in key:
                 raise ValueError(
-                    f"Parameter {_name(path)!r}: the key {key!r} contains {_SEP!r}, which mixbo "
-                    "uses to flatten nested spaces. Rename it."
+                    f"Parameter {_name(name_path + sub)!r}: the key {key!r} contains {_SEP!r}, "
+                    "which mixbo uses to flatten nested spaces. Rename it."
                 )
-        dim = _dimension(path, domain)
+        dim = replace(_dimension(name_path + sub, domain), path=path + sub, branch=branch)
         dims.append(dim)
-        slots[path] = _Slot(dim.name)
-    template = _skeleton(spec, (), slots)
-    return TuneSpace(tuple(dims), template)
+        categories = dim.categories or ()
+        if dim.kind == "choice" and any(_holds_domain(c) for c in categories):
+            slots[sub] = _Branches(
+                dim.name,
+                tuple(
+                    _convert_branch(
+                        c, path + sub, name_path + sub + (i,), (*branch, (dim.name, i)), dims
+                    )
+                    for i, c in enumerate(categories)
+                ),
+            )
+        else:
+            slots[sub] = _Slot(dim.name)
+    return _skeleton(spec, (), slots)
+
+
+def _convert_branch(category, path, name_path, branch, dims) -> Any:
+    """The template of one category of a conditional choice, its domains appended to ``dims``."""
+    if not _holds_domain(category):
+        return _Constant(category)
+    wrapped = {"_": category}  # Tune parses the domains of a dict; a category may be a bare one
+    _, domain_vars, grid_vars = parse_spec_vars(wrapped)
+    if grid_vars:
+        raise ValueError(
+            f"Parameter {_name(name_path)!r}: grid_search inside a tune.choice cannot be modelled."
+        )
+    inner = [(sub[1:], domain) for sub, domain in domain_vars]
+    return _convert(category, inner, path, name_path, branch, dims)
+
+
+def _conditions(dimensions: tuple[Dimension, ...], space: MixedSpace) -> tuple[Condition, ...]:
+    """Each branch's modelled parameters are active when its choice takes the branch's index
+    (parents first, as :mod:`common.conditional` orders them; a choice of one category, not
+    modelled, leaves its branch always active)."""
+    modelled = {p.name for p in space.modelled}
+    groups: dict[tuple[str, int], list[str]] = {}
+    for d in dimensions:
+        if d.branch and d.name in modelled and d.branch[-1][0] in modelled:
+            groups.setdefault(d.branch[-1], []).append(d.name)
+    return tuple(
+        Condition(tuple(members), parent, (index,)) for (parent, index), members in groups.items()
+    )
 
 
 # ---------------------------------------------------------------------------------------- domains
@@ -216,15 +298,6 @@ def _dimension(path: tuple, domain: Domain) -> Dimension:
         if not isinstance(sampler, Uniform):
             raise ValueError(f"Parameter {name!r}: unsupported sampler {sampler} for a choice.")
         categories = tuple(domain.categories)
-        if any(_holds_domain(c) for c in categories):
-            raise ValueError(
-                f"Parameter {name!r}: a tune.choice whose categories hold Tune domains (a "
-                "conditional space) is not supported by mixbo's Ray searchers: the searcher would "
-                "hand the trainable unsampled domains. Flatten it (one tune.choice for the branch "
-                "and a top-level domain per branch parameter, ignored by the other branches), or "
-                "use Optuna's define-by-run API with a mixbo sampler, which models conditional "
-                "parameters."
-            )
         param = Categorical(name, tuple(range(len(categories))))
         return Dimension(path, param, kind="choice", categories=categories)
     if isinstance(sampler, Normal) or not (
@@ -301,17 +374,73 @@ def _skeleton(node: Any, path: tuple, slots: Mapping[tuple, _Slot]) -> Any:
     return node
 
 
-def _fill(node: Any, values: Mapping[str, Any]) -> Any:
-    """A fresh configuration from the template: containers rebuilt, slots filled."""
+class _Branches:
+    """A conditional choice in the template: the template of each of its categories."""
+
+    def __init__(self, name: str, branches: tuple[Any, ...]):
+        self.name, self.branches = name, branches
+
+    def __getstate__(self) -> tuple:
+        return self.name, self.branches
+
+    def __setstate__(self, state: tuple) -> None:
+        self.name, self.branches = state
+
+
+class _Constant:
+    """A category without domains, inside a conditional choice: given as a copy."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __getstate__(self) -> Any:
+        return self.value
+
+    def __setstate__(self, state: Any) -> None:
+        self.value = state
+
+
+def _fill(node: Any, values: Mapping[str, Any], core: Mapping[str, Any]) -> Any:
+    """A fresh configuration from the template: containers rebuilt, slots filled, the branch
+    ``core`` takes of each conditional choice."""
     if isinstance(node, _Slot):
         return values[node.name]
+    if isinstance(node, _Branches):
+        return _fill(node.branches[int(core[node.name])], values, core)
+    if isinstance(node, _Constant):
+        return copy.deepcopy(node.value)
     if isinstance(node, dict):
-        return {k: _fill(v, values) for k, v in node.items()}
+        return {k: _fill(v, values, core) for k, v in node.items()}
     if isinstance(node, list):
-        return [_fill(v, values) for v in node]
+        return [_fill(v, values, core) for v in node]
     if isinstance(node, tuple):
-        return tuple(_fill(v, values) for v in node)
+        return tuple(_fill(v, values, core) for v in node)
     return node
+
+
+def _matches(category: Any, value: Any) -> bool:
+    """Whether ``value`` could be ``category`` with its domains sampled (constants equal,
+    containers of the same shape; a domain's value is checked by its own dimension)."""
+    if isinstance(category, TuneCategorical):
+        return any(_matches(c, value) for c in category.categories)
+    if isinstance(category, Domain):  # a number, checked against its bounds by its dimension
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if isinstance(category, Mapping):
+        return (
+            isinstance(value, Mapping)
+            and set(value) == set(category)
+            and all(_matches(category[k], value[k]) for k in category)
+        )
+    if isinstance(category, (list, tuple)):
+        return (
+            isinstance(value, (list, tuple))
+            and len(value) == len(category)
+            and all(_matches(c, v) for c, v in zip(category, value, strict=True))
+        )
+    try:
+        return bool(category == value)
+    except Exception:  # an uncomparable pair (arrays, ...) is no match
+        return False
 
 
 def _lookup(config: Mapping[str, Any], dim: Dimension) -> tuple[bool, Any]:
