@@ -56,12 +56,16 @@ def maximize_continuous(
     n_raw: int = 512,
     n_starts: int = 4,
     extra_starts: np.ndarray | None = None,
+    snap: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, float]:
     """Maximise ``acqf`` over ``cont_dims`` in ``[lower, upper]``, other columns as ``template``.
 
     Multi-start gradient optimisation: ``n_raw`` uniform candidates (plus ``extra_starts``, rows of
     continuous values) are scored in one batch, and the best ``n_starts`` are refined together by
-    L-BFGS-B. Returns the best full row and its acquisition value.
+    L-BFGS-B. ``snap`` (e.g. :meth:`MixedSpace.round`) puts rows on the space's grid (integers,
+    steps): the refined rows are snapped and scored again, so the value returned is that of the
+    configuration that will run, not of its continuous relaxation. Returns the best full row and
+    its acquisition value.
     """
     cont = np.asarray(cont_dims, dtype=int)
     template = np.asarray(template, dtype=float)
@@ -74,6 +78,8 @@ def maximize_continuous(
         raw = np.vstack([np.clip(np.asarray(extra_starts, dtype=float), lo, hi), raw])
     X = np.repeat(template[None], len(raw), axis=0)
     X[:, cont] = raw
+    if snap is not None:
+        X = snap(X)
     scores = evaluate(acqf, X)
     starts = X[np.argsort(-scores)[:n_starts]]
     full_lo = torch.as_tensor(template, dtype=DTYPE).clone()
@@ -94,6 +100,9 @@ def maximize_continuous(
         vals_np = vals.detach().numpy().reshape(-1)
     except Exception:  # the raw scores still give a sensible point
         cands_np, vals_np = starts, np.sort(scores)[::-1][: len(starts)]
+    if snap is not None:
+        cands_np = snap(cands_np)
+        vals_np = evaluate(acqf, cands_np)
     best = int(np.argmax(vals_np))
     if vals_np[best] < scores.max():  # never worse than the best raw candidate
         return X[int(np.argmax(scores))], float(scores.max())
@@ -131,15 +140,17 @@ class ZeroAcquisition(AcquisitionFunction):
 
 MIN_FEASIBILITY = 0.5  # a candidate's required probability of feasibility (Gelbart et al., 2014)
 LOG_MIN_FEASIBILITY = float(np.log(MIN_FEASIBILITY))
-SHORTFALL_WEIGHT = 100.0  # log-acquisition lost per nat of log probability below the requirement
+INELIGIBLE = -1e6  # below any log acquisition: where no candidate is eligible, feasibility decides
 
 
 class FeasibilityWeighted(AcquisitionFunction):
-    """``acqf(X) + log p(X) − w·max(0, log 0.5 − log p(X))`` with ``p(X) = Π_k P(f_k(X) ≥ t_k)``
-    for ``models`` = ``[(f_k, t_k)]``: a log acquisition weighted by the probability of
-    feasibility, and steeply lowered where that probability is under :data:`MIN_FEASIBILITY`
-    (:mod:`common.constraints`; ``f_k`` models a negated, standardised constraint, so larger is
-    more feasible). Among candidates that all fall short, the most probably feasible win."""
+    """``acqf(X) + log p(X)`` with ``p(X) = Π_k P(f_k(X) ≥ t_k)`` for ``models`` =
+    ``[(f_k, t_k)]``, where ``p(X)`` reaches :data:`MIN_FEASIBILITY`: a log acquisition weighted by
+    the probability of feasibility (:mod:`common.constraints`; ``f_k`` models a negated,
+    standardised constraint, so larger is more feasible). Elsewhere ``INELIGIBLE + log p(X)``:
+    below every eligible candidate, however small its log acquisition (log EI reaches −100 and
+    less near well-known points), and ordered by the probability of feasibility, whose gradient
+    leads a local search back to eligible ground."""
 
     def __init__(self, acqf: AcquisitionFunction, models: Sequence[tuple[Model, float]]) -> None:
         super().__init__(acqf.model)
@@ -154,5 +165,5 @@ class FeasibilityWeighted(AcquisitionFunction):
             mean = posterior.mean.reshape(X.shape[:-1]).sum(-1)
             std = posterior.variance.clamp_min(1e-12).sqrt().reshape(X.shape[:-1]).sum(-1)
             log_p = log_p + torch.special.log_ndtr((mean - t) / std)
-        shortfall = (log_p - LOG_MIN_FEASIBILITY).clamp_max(0.0)
-        return self.acqf(X) + log_p + SHORTFALL_WEIGHT * shortfall
+        eligible = log_p >= LOG_MIN_FEASIBILITY
+        return torch.where(eligible, self.acqf(X) + log_p, INELIGIBLE + log_p)

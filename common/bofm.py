@@ -85,10 +85,10 @@ class BOFM(Strategy):
     ) -> list[dict[str, Any]]:
         from botorch.acquisition import LogExpectedImprovement
 
+        from common.acquisition import evaluate
         from common.constraints import effective_values, feasibility
         from common.fm_kernel import FMLayout
         from common.fm_model import fit_fm_gp
-        from common.gp import constraint_standardise
 
         if len(history) == 0 or space.dim == 0:
             return random_configs(space, n, rng)
@@ -108,7 +108,7 @@ class BOFM(Strategy):
                 values,
                 rng,
                 self.warm_start(c_key),
-                transform=constraint_standardise,
+                constraint=True,
             )
             self.remember(c_key, c_params)
             return c_model
@@ -143,6 +143,10 @@ class BOFM(Strategy):
                     feasibility=feasible,
                 )
                 candidates, values = self._maximise(acqf, layout, Z, y, taken, rng)
+                if space.snap is not None and len(candidates):
+                    # the values of the configurations that will run, not of relaxed integers
+                    candidates = layout.to_model(space.snap(layout.to_space(candidates)))
+                    values = evaluate(acqf, candidates)
             except Exception as err:  # e.g. a posterior that cannot be computed: random points
                 warn(
                     f"BO-FM acquisition failed ({type(err).__name__}: {err}); "

@@ -120,6 +120,8 @@ class CoCaBO(Strategy):
             )
             template = np.zeros(space.dim)
             template[cat] = h
-            x, _ = maximize_continuous(acqf, template, cont, rng, extra_starts=best[:, cont])
+            x, _ = maximize_continuous(
+                acqf, template, cont, rng, extra_starts=best[:, cont], snap=space.snap
+            )
             rows.append(x[None])
         return space.decode(np.vstack(rows))

@@ -14,11 +14,11 @@ violated yet: where the search goes next, it may bind. PLAyBOOK's penalisation o
 applies to the log-EI as usual.
 
 Candidates are held to a probabilistic constraint, as in Gelbart et al.: P(feasible) ≥ 0.5
-(:data:`common.acquisition.MIN_FEASIBILITY`). Below it, the acquisition drops steeply with the
-shortfall. Without it, log EI, which spans many orders of magnitude, outweighs any log
-probability: a point beyond a constraint's boundary with a large improvement and one chance in a
-thousand of being feasible beat a sure small improvement on the boundary (the pressure vessel's
-optimum lies on one), again and again.
+(:data:`common.acquisition.MIN_FEASIBILITY`): a candidate below it is ranked below every
+candidate that meets it, and by its probability alone. Without it, log EI, which spans many
+orders of magnitude, outweighs any log probability: a point beyond a constraint's boundary with a
+large improvement and one chance in a thousand of being feasible beat a sure small improvement on
+the boundary (the pressure vessel's optimum lies on one), again and again.
 
 The constraint models' targets are the values standardised affinely
 (:func:`common.gp.constraint_standardise`; the objective's model uses Gaussian-copula ranks), as

@@ -6,7 +6,8 @@ likelihood plus the log priors (MAP), from 10 initialisations, the first the pre
 
 - priors: α half-horseshoe(0.1), β half-horseshoe(2.0), lengthscales inverse-gamma(2, 0.5) (in
   z-score units, rescaled to our [0, 1] columns), constant mean N(0, 0.5), noise inverse-gamma(2,
-  0.01), output scale log-normal(0, 3), all on standardised targets;
+  0.01), output scale log-normal(0, 3), all on standardised targets (a constraint's model: noise
+  Gamma(1.1, 30), :func:`common.gp.constraint_likelihood`);
 - objective: the posterior density of the *log* of each positive hyper-parameter (the priors'
   densities times their Jacobian), maximised by scipy's L-BFGS-B over those logs (never sampling
   from the priors, so no global RNG is touched). The Jacobian matters: the horseshoe density is
@@ -29,7 +30,7 @@ Matérn-5/2 ARD kernel with BoTorch's priors and the same fitting.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import torch
@@ -37,10 +38,10 @@ from botorch.models import SingleTaskGP
 from gpytorch.kernels import Kernel, ScaleKernel
 from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.means import ConstantMean
-from gpytorch.priors import LogNormalPrior, NormalPrior
+from gpytorch.priors import GammaPrior, LogNormalPrior, NormalPrior
 
 from common.fm_kernel import UNIT_SCALE, FMKernel, FMLayout, InverseGammaPrior, log_positive
-from common.gp import DTYPE, load_parameters, model_parameters, standardise
+from common.gp import DTYPE, constraint_standardise, load_parameters, model_parameters, standardise
 from common.kernels import matern_kernel
 from common.log import warn
 
@@ -81,14 +82,15 @@ def build_fm_gp(
     layout: FMLayout,
     Z: np.ndarray,
     values: np.ndarray,
-    transform: Callable[[np.ndarray], np.ndarray] = standardise,
+    constraint: bool = False,
 ) -> SingleTaskGP:
-    """The unfitted GP of ``transform``-ed (standardised), negated ``values`` at rows ``Z``."""
+    """The unfitted GP of standardised, negated ``values`` at rows ``Z`` (a ``constraint``'s:
+    :func:`common.gp.constraint_standardise` targets, Optuna's noise prior)."""
+    transform = constraint_standardise if constraint else standardise
     train_X = torch.as_tensor(Z, dtype=DTYPE)
     train_Y = torch.as_tensor(-transform(np.asarray(values, dtype=float)), dtype=DTYPE)[:, None]
-    likelihood = GaussianLikelihood(
-        noise_prior=InverseGammaPrior(2.0, 0.01), noise_constraint=log_positive(1e-6)
-    )
+    noise_prior = GammaPrior(1.1, 30.0) if constraint else InverseGammaPrior(2.0, 0.01)
+    likelihood = GaussianLikelihood(noise_prior=noise_prior, noise_constraint=log_positive(1e-6))
     model = SingleTaskGP(
         train_X,
         train_Y,
@@ -108,7 +110,7 @@ def fit_fm_gp(
     warm_start: Mapping[str, torch.Tensor] | None = None,
     *,
     full_restart: bool | None = None,
-    transform: Callable[[np.ndarray], np.ndarray] = standardise,
+    constraint: bool = False,
 ) -> tuple[SingleTaskGP, dict[str, torch.Tensor]]:
     """A MAP-fitted BO-FM GP and its parameters (the next warm start); never raises on a bad fit.
 
@@ -116,7 +118,7 @@ def fit_fm_gp(
     ``RESTART_EVERY``) adds the random restarts to the warm-started run; the best optimum wins.
     The work is bounded by iteration counts, so a fit is a deterministic function of its inputs.
     """
-    model = build_fm_gp(layout, Z, values, transform)
+    model = build_fm_gp(layout, Z, values, constraint)
     objective = _MAPObjective(model)
     runs: list[tuple[dict[str, torch.Tensor], int]] = []
     if warm_start is not None and load_parameters(model, warm_start):
@@ -145,7 +147,7 @@ def fit_fm_gp(
         warn(
             "BO-FM hyper-parameter fit failed; using default hyper-parameters.", cause="fm defaults"
         )
-        model = build_fm_gp(layout, Z, values, transform)
+        model = build_fm_gp(layout, Z, values, constraint)
         best_params = model_parameters(model)
     load_parameters(model, best_params)
     model.eval()

@@ -58,6 +58,20 @@ def constraint_threshold(values: np.ndarray) -> float:
     return mean / std
 
 
+def constraint_likelihood():
+    """A constraint model's noise: Optuna GPSampler's Gamma(1.1, 30) prior on the variance of
+    standardised targets, down to 1e-6. Most constraints (a model's size, a cost, a geometric
+    bound) are deterministic, and feasibility is decided at a value's zero crossing, often by
+    trials a hair apart; the method's objective priors keep the variance above about 1e-3, which
+    hid violations of a thousandth of a constraint's range and let the same infeasible
+    neighbourhood be suggested again and again. This prior lets the data decide."""
+    from gpytorch.constraints import GreaterThan
+    from gpytorch.likelihoods import GaussianLikelihood
+    from gpytorch.priors import GammaPrior
+
+    return GaussianLikelihood(noise_prior=GammaPrior(1.1, 30.0), noise_constraint=GreaterThan(1e-6))
+
+
 def model_parameters(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     """A copy of the model's raw hyper-parameters (what a warm start reloads)."""
     return {name: p.detach().clone() for name, p in model.named_parameters()}
@@ -80,14 +94,17 @@ def build_gp(
     X: np.ndarray,
     values: np.ndarray,
     make_kernel: Callable[[], Kernel],
-    transform: Callable[[np.ndarray], np.ndarray] = standardise,
+    constraint: bool = False,
 ) -> SingleTaskGP:
-    """The (unfitted) GP of :func:`fit_gp`: ``transform``-ed, negated ``values`` at ``X``."""
+    """The (unfitted) GP of :func:`fit_gp`: standardised, negated ``values`` at ``X``."""
+    transform = constraint_standardise if constraint else standardise
     return SingleTaskGP(
         torch.as_tensor(X, dtype=DTYPE),
         torch.as_tensor(-transform(np.asarray(values, dtype=float)), dtype=DTYPE)[:, None],
         covar_module=make_kernel(),
-        likelihood=get_gaussian_likelihood_with_lognormal_prior(),
+        likelihood=constraint_likelihood()
+        if constraint
+        else get_gaussian_likelihood_with_lognormal_prior(),
         outcome_transform=None,
     ).to(DTYPE)
 
@@ -98,19 +115,19 @@ def fit_gp(
     make_kernel: Callable[[], Kernel],
     warm_start: Mapping[str, torch.Tensor] | None = None,
     warm_maxiter: int = FIT_MAXITER,
-    transform: Callable[[np.ndarray], np.ndarray] = standardise,
+    constraint: bool = False,
 ) -> tuple[SingleTaskGP, dict[str, torch.Tensor]]:
     """A GP of the standardised, negated ``values`` at ``X``, hyper-parameters fitted by MAP.
 
     Tries a warm-started fit (from ``warm_start``, the parameters of a previous fit, at most
     ``warm_maxiter`` L-BFGS-B iterations), then a fit from the priors' defaults; if both fail it
     keeps the warm-start (or default) hyper-parameters unfitted and logs a warning. Returns the
-    model and its parameters for the next warm start. ``transform`` standardises the targets
-    (Gaussian-copula ranks by default).
+    model and its parameters for the next warm start. Targets are Gaussian-copula ranks, or
+    for a ``constraint`` affinely standardised with :func:`constraint_likelihood`'s noise.
     """
 
     def build() -> SingleTaskGP:
-        return build_gp(X, values, make_kernel, transform)
+        return build_gp(X, values, make_kernel, constraint)
 
     starts = [warm_start, None] if warm_start is not None else [None]
     model = build()

@@ -16,7 +16,7 @@ value). This module needs only numpy, so importing it is cheap.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -183,6 +183,14 @@ class MixedSpace:
     def n_choices(self) -> tuple[int, ...]:
         """Number of choices of each categorical column, in ``cat_dims`` order."""
         return tuple(len(self.modelled[i].choices) for i in self.cat_dims)  # type: ignore[union-attr]
+
+    @property
+    def snap(self) -> Callable[[np.ndarray], np.ndarray] | None:
+        """:meth:`round` where a numeric column takes discrete values (an integer, a stepped
+        float), so that a relaxed optimum can be put on the grid; ``None`` where none does."""
+        cont = list(self.cont_dims)
+        gridded = bool(cont) and bool((self._is_int[cont] | (self._step[cont] > 0)).any())
+        return self.round if gridded else None
 
     def __len__(self) -> int:
         return len(self.params)

@@ -110,16 +110,8 @@ def constraint_fitter(
     constraint ``k``'s values at ``X[rows]``, warm-started per constraint."""
 
     def fit(k: int, rows: np.ndarray, values: np.ndarray):
-        from common.gp import constraint_standardise
-
         return fit_cached(
-            strategy,
-            (key, "constraint", k),
-            X[rows],
-            values,
-            make_kernel,
-            warm_maxiter,
-            constraint_standardise,
+            strategy, (key, "constraint", k), X[rows], values, make_kernel, warm_maxiter, True
         )
 
     return fit
@@ -153,12 +145,12 @@ def fit_cached(
     values: np.ndarray,
     make_kernel: Callable,
     warm_maxiter: int | None = None,
-    transform: Callable | None = None,
+    constraint: bool = False,
 ):
     """Fit a GP warm-started from the strategy's previous fit under ``key`` (at most
     ``warm_maxiter`` iterations from there; :data:`common.gp.FIT_MAXITER` if ``None``);
-    ``transform`` standardises the targets (:func:`common.gp.standardise` if ``None``)."""
-    from common.gp import FIT_MAXITER, fit_gp, standardise
+    a ``constraint``'s model has its own targets and noise (:func:`common.gp.fit_gp`)."""
+    from common.gp import FIT_MAXITER, fit_gp
 
     model, params = fit_gp(
         X,
@@ -166,7 +158,7 @@ def fit_cached(
         make_kernel,
         strategy.warm_start(key),
         warm_maxiter or FIT_MAXITER,
-        transform or standardise,
+        constraint,
     )
     strategy.remember(key, params)
     return model

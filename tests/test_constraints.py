@@ -152,7 +152,7 @@ def test_where_none_is_likely_feasible_the_most_probably_feasible_wins() -> None
 
 
 def test_a_linear_constraint_no_trial_violated_yet_still_guards_where_none_has_been() -> None:
-    from common.gp import constraint_standardise, fit_gp
+    from common.gp import fit_gp
     from common.kernels import matern_kernel
 
     x = np.linspace(0.0, 0.65, 12)
@@ -161,9 +161,7 @@ def test_a_linear_constraint_no_trial_violated_yet_still_guards_where_none_has_b
     X = x[:, None]
 
     def fit(k, rows, values):
-        return fit_gp(
-            X[rows], values, lambda: matern_kernel([0]), transform=constraint_standardise
-        )[0]
+        return fit_gp(X[rows], values, lambda: matern_kernel([0]), constraint=True)[0]
 
     f = feasibility(history, -((x - 1) ** 2), fit)
     assert len(f.models) == 1  # modelled although never violated
@@ -172,3 +170,18 @@ def test_a_linear_constraint_no_trial_violated_yet_still_guards_where_none_has_b
         post = model.posterior(torch.tensor([[0.3], [0.8]], dtype=torch.float64))
         p = torch.special.ndtr((post.mean.squeeze(-1) - t) / post.variance.sqrt().squeeze(-1))
     assert p[0] > 0.9 and p[1] < 0.5  # the trend carries a little past the trials
+
+
+def test_a_boundary_between_two_integers_is_not_crossed_by_rounding() -> None:
+    # feasible from n = 51: the constraint's zero (n = 50.3) lies between two grid points, where
+    # the acquisition's continuous relaxation of n is eligible and the rounded n = 50 is not
+    def objective(trial: optuna.Trial) -> float:
+        n = trial.suggest_int("n", 1, 99)
+        x = trial.suggest_float("x", 0, 1)
+        trial.set_constraint("n", 50.3 - n)
+        return n + (x - 0.3) ** 2
+
+    study = optuna.create_study(sampler=BOFMSampler(seed=0, n_startup_trials=8))
+    study.optimize(objective, n_trials=24)
+    after_design = [t.params["n"] for t in study.trials[8:]]
+    assert min(after_design) == 51  # the best feasible integer, found and never undercut
