@@ -374,30 +374,19 @@ def _skeleton(node: Any, path: tuple, slots: Mapping[tuple, _Slot]) -> Any:
     return node
 
 
+@dataclass(frozen=True)
 class _Branches:
     """A conditional choice in the template: the template of each of its categories."""
 
-    def __init__(self, name: str, branches: tuple[Any, ...]):
-        self.name, self.branches = name, branches
-
-    def __getstate__(self) -> tuple:
-        return self.name, self.branches
-
-    def __setstate__(self, state: tuple) -> None:
-        self.name, self.branches = state
+    name: str
+    branches: tuple[Any, ...]
 
 
+@dataclass(frozen=True)
 class _Constant:
     """A category without domains, inside a conditional choice: given as a copy."""
 
-    def __init__(self, value: Any):
-        self.value = value
-
-    def __getstate__(self) -> Any:
-        return self.value
-
-    def __setstate__(self, state: Any) -> None:
-        self.value = state
+    value: Any
 
 
 def _fill(node: Any, values: Mapping[str, Any], core: Mapping[str, Any]) -> Any:
