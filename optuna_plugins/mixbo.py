@@ -15,10 +15,9 @@ from optuna_plugins._base import MixedBOSampler
 class MixboSampler(MixedBOSampler):
     """Mixed-variable BO that picks its method from the search space (:mod:`common.mixbo`).
 
-    CASMOPOLITAN's trust regions when the space has a categorical parameter, BO-FM's
-    frequency-modulated kernel when it has only integers and floats; the rule and the
-    measurements behind it are in :mod:`common.mixbo`. Every process sharing a study
-    picks the same method, since the rule reads only the search space.
+    It runs CASMOPOLITAN's trust regions on every space: of our three methods, the one with
+    the best results on the spaces users run (categorical-rich, mixed, and integers and
+    floats only); the measurements behind the rule are in :mod:`common.mixbo`.
 
     Example::
 
