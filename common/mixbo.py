@@ -30,7 +30,8 @@ from common.strategy import MethodOptions, Strategy, check_integer
 @dataclass(frozen=True)
 class MixboOptions(MethodOptions):
     """Mixbo's options: ``n_init`` observations form the initial design (CASMOPOLITAN's trust
-    region does not count them as successes or failures). Each method runs with its defaults."""
+    region does not count them as successes or failures); CASMOPOLITAN's other options keep
+    their defaults."""
 
     n_init: int = 10
 
