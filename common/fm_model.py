@@ -7,7 +7,7 @@ likelihood plus the log priors (MAP), from 10 initialisations, the first the pre
 - priors: α half-horseshoe(0.1), β half-horseshoe(2.0), lengthscales inverse-gamma(2, 0.5) (in
   z-score units, rescaled to our [0, 1] columns), constant mean N(0, 0.5), noise inverse-gamma(2,
   0.01), output scale log-normal(0, 3), all on standardised targets (a constraint's model: noise
-  Gamma(1.1, 30), :func:`common.gp.constraint_likelihood`);
+  Gamma(1.1, 30), :func:`common.gp.constraint_noise_prior`);
 - objective: the posterior density of the *log* of each positive hyper-parameter (the priors'
   densities times their Jacobian), maximised by scipy's L-BFGS-B over those logs (never sampling
   from the priors, so no global RNG is touched). The Jacobian matters: the horseshoe density is
@@ -38,10 +38,17 @@ from botorch.models import SingleTaskGP
 from gpytorch.kernels import Kernel, ScaleKernel
 from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.means import ConstantMean
-from gpytorch.priors import GammaPrior, LogNormalPrior, NormalPrior
+from gpytorch.priors import LogNormalPrior, NormalPrior
 
 from common.fm_kernel import UNIT_SCALE, FMKernel, FMLayout, InverseGammaPrior, log_positive
-from common.gp import DTYPE, constraint_standardise, load_parameters, model_parameters, standardise
+from common.gp import (
+    DTYPE,
+    constraint_noise_prior,
+    constraint_standardise,
+    load_parameters,
+    model_parameters,
+    standardise,
+)
 from common.kernels import matern_kernel
 from common.log import warn
 
@@ -89,7 +96,7 @@ def build_fm_gp(
     transform = constraint_standardise if constraint else standardise
     train_X = torch.as_tensor(Z, dtype=DTYPE)
     train_Y = torch.as_tensor(-transform(np.asarray(values, dtype=float)), dtype=DTYPE)[:, None]
-    noise_prior = GammaPrior(1.1, 30.0) if constraint else InverseGammaPrior(2.0, 0.01)
+    noise_prior = constraint_noise_prior() if constraint else InverseGammaPrior(2.0, 0.01)
     likelihood = GaussianLikelihood(noise_prior=noise_prior, noise_constraint=log_positive(1e-6))
     model = SingleTaskGP(
         train_X,

@@ -58,18 +58,26 @@ def constraint_threshold(values: np.ndarray) -> float:
     return mean / std
 
 
-def constraint_likelihood():
+def constraint_noise_prior():
     """A constraint model's noise: Optuna GPSampler's Gamma(1.1, 30) prior on the variance of
-    standardised targets, down to 1e-6. Most constraints (a model's size, a cost, a geometric
-    bound) are deterministic, and feasibility is decided at a value's zero crossing, often by
-    trials a hair apart; the method's objective priors keep the variance above about 1e-3, which
-    hid violations of a thousandth of a constraint's range and let the same infeasible
-    neighbourhood be suggested again and again. This prior lets the data decide."""
-    from gpytorch.constraints import GreaterThan
-    from gpytorch.likelihoods import GaussianLikelihood
+    standardised targets (with a 1e-6 floor where it is used). Most constraints (a model's size, a
+    cost, a geometric bound) are deterministic, and feasibility is decided at a value's zero
+    crossing, often by trials a hair apart; the methods' objective priors keep the variance above
+    about 1e-3, which hid violations of a thousandth of a constraint's range and let the same
+    infeasible neighbourhood be suggested again and again. This prior lets the data decide."""
     from gpytorch.priors import GammaPrior
 
-    return GaussianLikelihood(noise_prior=GammaPrior(1.1, 30.0), noise_constraint=GreaterThan(1e-6))
+    return GammaPrior(1.1, 30.0)
+
+
+def constraint_likelihood():
+    """The Gaussian likelihood of a constraint model: :func:`constraint_noise_prior`, floor 1e-6."""
+    from gpytorch.constraints import GreaterThan
+    from gpytorch.likelihoods import GaussianLikelihood
+
+    return GaussianLikelihood(
+        noise_prior=constraint_noise_prior(), noise_constraint=GreaterThan(1e-6)
+    )
 
 
 def model_parameters(model: torch.nn.Module) -> dict[str, torch.Tensor]:

@@ -12,8 +12,8 @@ def single_torch_thread() -> Iterator[None]:
 
     Keeps a suggestion from fighting the user's training (or other workers) for cores, and keeps
     it on the CPU even where the caller set a CUDA default device. The device context is entered
-    only where the default device is not the CPU already: it intercepts every torch call (about
-    half of a GP fit's time at 100 trials).
+    only where the default device is not the CPU already: it intercepts every torch call (about a
+    quarter of a suggestion's time at 100 trials).
     """
     import torch
 

@@ -64,6 +64,11 @@ class Dimension:
     categories: tuple[Any, ...] | None = None
     branch: tuple[tuple[str, int], ...] = ()  # (choice, index) pairs this dimension needs
 
+    @property
+    def conditional(self) -> bool:
+        """Whether this is a choice whose categories hold domains (a branch parent)."""
+        return self.kind == "choice" and any(_holds_domain(c) for c in self.categories or ())
+
     def active_in(self, core: Mapping[str, Any]) -> bool:
         """Whether a core configuration takes every branch this dimension belongs to."""
         return all(core.get(parent) == index for parent, index in self.branch)
@@ -86,7 +91,7 @@ class Dimension:
         """A Tune value (from a user's point or result) to the core's value, validated."""
         if self.kind == "choice":
             categories = self.categories or ()
-            if any(_holds_domain(c) for c in categories):
+            if self.conditional:
                 constant = [i for i, c in enumerate(categories) if not _holds_domain(c)]
                 sampled = [i for i, c in enumerate(categories) if _holds_domain(c)]
                 for i in constant + sampled:  # a constant category is matched exactly first
@@ -157,7 +162,11 @@ class TuneSpace:
         return tuple(d.name for d in self.dimensions)
 
     def to_config(self, core: Mapping[str, Any]) -> dict[str, Any]:
-        values = {d.name: d.to_tune(core[d.name]) for d in self.dimensions if d.active_in(core)}
+        values = {
+            d.name: d.to_tune(core[d.name])
+            for d in self.dimensions
+            if d.active_in(core) and not d.conditional  # a branch parent fills its branch
+        }
         return _fill(self._template, values, core)
 
     def active(self, core: Mapping[str, Any]) -> dict[str, Any]:
@@ -234,15 +243,14 @@ def _convert(
                 )
         dim = replace(_dimension(name_path + sub, domain), path=path + sub, branch=branch)
         dims.append(dim)
-        categories = dim.categories or ()
-        if dim.kind == "choice" and any(_holds_domain(c) for c in categories):
+        if dim.conditional:
             slots[sub] = _Branches(
                 dim.name,
                 tuple(
                     _convert_branch(
                         c, path + sub, name_path + sub + (i,), (*branch, (dim.name, i)), dims
                     )
-                    for i, c in enumerate(categories)
+                    for i, c in enumerate(dim.categories or ())
                 ),
             )
         else:
