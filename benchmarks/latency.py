@@ -7,8 +7,11 @@ printed with its ratio to the baseline (GPSampler, with greenlet installed if av
 ``--prefilled`` measures at large checkpoints without running the whole study with every sampler:
 for each checkpoint N, one history of N random trials (the same for every sampler) is copied into a
 fresh study, a *new* sampler is created and asked ``--asks`` + 1 times (each answer told before the
-next ask): the first ask is the **cold** cost (a new worker process, a restarted job: nothing
-cached), the median of the others the **warm** cost (the sampler's own caches in use).
+next ask): the first ask is the **cold** cost (the first mixbo worker on a study: nothing fitted
+yet), the median of the others the **warm** cost (the sampler's own caches in use). Then one more
+new sampler joins and asks once: the **join** cost (a new worker process, a restarted job, on a
+study where a worker of its kind already ran; mixbo's samplers adopt the fits stored with the
+study's trials, GPSampler stores none).
 
     python benchmarks/latency.py                       # 9-parameter mixed space, all samplers
     OMP_NUM_THREADS=1 python benchmarks/latency.py --prefilled --checkpoints 100,500,1000 \
@@ -100,18 +103,22 @@ def prefilled_history(objective, n_trials: int, seed: int) -> list[optuna.trial.
 
 def measure_prefilled(
     sampler_name: str, objective, history, seed: int, asks: int, clock
-) -> tuple[float, float]:
-    """(cold, warm) seconds of a new sampler joining a study that holds ``history``."""
+) -> tuple[float, float, float, float]:
+    """(cold, warm median, warm mean, join) seconds of new samplers on a study that holds
+    ``history``."""
     study = optuna.create_study(sampler=SAMPLERS[sampler_name](seed))
     study.add_trials(history)
     elapsed = []
-    for _ in range(asks + 1):
+    for i in range(asks + 2):
+        if i == asks + 1:  # a new worker joins the study the first one ran in
+            study.sampler = SAMPLERS[sampler_name](seed + 1)
         start = clock()
         trial = study.ask()
         value = objective(trial)
         elapsed.append(clock() - start)
         study.tell(trial, value)
-    return elapsed[0], float(np.median(elapsed[1:]))
+    warm = elapsed[1:-1]
+    return elapsed[0], float(np.median(warm)), float(np.mean(warm)), elapsed[-1]
 
 
 def import_everything() -> float:
@@ -133,23 +140,22 @@ def main_prefilled(args, names: list[str], checkpoints: tuple[int, ...], clock) 
     kind = "CPU seconds" if args.cpu else "seconds"
     print(
         f"space={args.space}  {kind} per suggestion after N random trials: cold (a new sampler's"
-        f" first ask) / warm (median of its next {args.asks}); ratio to {baseline}"
+        f" first ask) / warm (median and mean of its next {args.asks}) / join (a second new"
+        f" sampler's first ask after those); ratio to {baseline}"
     )
-    print("| N | sampler | cold | warm | cold ratio | warm ratio |")
-    print("|---|---|---|---|---|---|")
+    print("| N | sampler | cold | warm | warm mean | join | ratios (same order) |")
+    print("|---|---|---|---|---|---|---|")
     for n in checkpoints:
         history = prefilled_history(SPACES[args.space], n, args.seed)
         rows = {
             name: measure_prefilled(name, SPACES[args.space], history, args.seed, args.asks, clock)
             for name in names
         }
-        base_cold, base_warm = rows[baseline]
-        for name, (cold, warm) in rows.items():
-            print(
-                f"| {n} | {name} | {cold:.3f} | {warm:.3f} | {cold / base_cold:.2f}"
-                f" | {warm / base_warm:.2f} |",
-                flush=True,
-            )
+        base = rows[baseline]
+        for name, row in rows.items():
+            cells = " | ".join(f"{v:.3f}" for v in row)
+            ratios = " / ".join(f"{v / b:.2f}" for v, b in zip(row, base, strict=True))
+            print(f"| {n} | {name} | {cells} | {ratios} |", flush=True)
 
 
 def main() -> None:

@@ -20,7 +20,14 @@ from common.configset import ConfigSet
 from common.history import History
 from common.log import warn
 from common.space import MixedSpace
-from common.strategy import MethodOptions, Strategy, check_integer, encode_pending, random_configs
+from common.strategy import (
+    MethodOptions,
+    Strategy,
+    check_integer,
+    encode_pending,
+    random_configs,
+    refit_due,
+)
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,30 @@ class BOFM(Strategy):
         self.n_spray = options.n_spray
         self.n_starts = options.n_starts
 
+    def _model(
+        self,
+        key: Any,
+        layout,
+        Z: np.ndarray,
+        values: np.ndarray,
+        rng: np.random.Generator,
+        constraint: bool = False,
+    ):
+        """The FM-kernel GP under ``key``: fitted from the last fit (:func:`fit_fm_gp`) where
+        :func:`common.strategy.refit_due` says so, else that fit conditioned on all the data."""
+        from common.fm_model import build_fm_gp, fit_fm_gp
+        from common.gp import load_parameters
+
+        params = self.warm_start(key)
+        if params is not None and not refit_due(len(values)):
+            model = build_fm_gp(layout, Z, values, constraint)
+            if load_parameters(model, params):
+                model.eval()
+                return model
+        model, params = fit_fm_gp(layout, Z, values, rng, params, constraint=constraint)
+        self.remember(key, params)
+        return model
+
     def suggest(
         self, space: MixedSpace, history: History, n: int, rng: np.random.Generator
     ) -> list[dict[str, Any]]:
@@ -88,7 +119,6 @@ class BOFM(Strategy):
         from common.acquisition import evaluate
         from common.constraints import effective_values, feasibility
         from common.fm_kernel import FMLayout
-        from common.fm_model import fit_fm_gp
 
         if len(history) == 0 or space.dim == 0:
             return random_configs(space, n, rng)
@@ -96,22 +126,11 @@ class BOFM(Strategy):
         X = space.encode(history.configs)
         Z, y = layout.to_model(X), history.values
         key = ("bofm", layout.key())
-        model, params = fit_fm_gp(layout, Z, y, rng, self.warm_start(key))
-        self.remember(key, params)
+        model = self._model(key, layout, Z, y, rng)
         best_f = model.train_targets.max()
 
         def fit_constraint(k: int, rows: np.ndarray, values: np.ndarray):
-            c_key = (key, "constraint", k)
-            c_model, c_params = fit_fm_gp(
-                layout,
-                Z[rows],
-                values,
-                rng,
-                self.warm_start(c_key),
-                constraint=True,
-            )
-            self.remember(c_key, c_params)
-            return c_model
+            return self._model((key, "constraint", k), layout, Z[rows], values, rng, True)
 
         feasible = feasibility(history, model.train_targets.detach().numpy(), fit_constraint)
         y = effective_values(history)  # sprays around the best: feasible trials first

@@ -36,7 +36,7 @@ from common.strategy import (
     check_number,
     constraint_fitter,
     encode_pending,
-    fit_cached,
+    fit_or_condition,
     random_configs,
 )
 
@@ -139,18 +139,11 @@ class Casmopolitan(Strategy):
 
     def _model(self, space: MixedSpace, X: np.ndarray, y: np.ndarray, make_kernel: Callable):
         """The GP: hyper-parameters refitted (warm-started) on every ``refit_every``-th history
-        length, otherwise the previous fit's hyper-parameters conditioned on all the data."""
-        key = ("casmopolitan", space)
-        params = self.warm_start(key)
-        if (
-            params is not None
-            and self.options.refit_every > 1
-            and len(y) % self.options.refit_every
-        ):
-            model = _conditioned_gp(X, y, make_kernel, params)
-            if model is not None:
-                return model
-        return fit_cached(self, key, X, y, make_kernel)
+        length (and per 1% of growth in long studies: :func:`common.strategy.refit_due`),
+        otherwise the previous fit's hyper-parameters conditioned on all the data."""
+        return fit_or_condition(
+            self, ("casmopolitan", space), X, y, make_kernel, self.options.refit_every
+        )
 
     # ------------------------------------------------------------------ the two kinds of point
     def _restart_picker(self, space, X, y, state) -> Callable:
@@ -229,17 +222,6 @@ def select_sequentially(
         rows.append(row[None])
         seen.add(row[None])
     return np.vstack(rows).reshape(n, space.dim)
-
-
-def _conditioned_gp(X: np.ndarray, y: np.ndarray, make_kernel: Callable, params):
-    """The GP of :func:`common.gp.fit_gp` with the given hyper-parameters, not fitted."""
-    from common.gp import build_gp, load_parameters
-
-    model = build_gp(X, y, make_kernel)
-    if not load_parameters(model, params):
-        return None
-    model.eval()
-    return model
 
 
 def _lengthscales(model) -> np.ndarray | None:

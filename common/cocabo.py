@@ -25,7 +25,7 @@ from common.strategy import (
     check_number,
     constraint_fitter,
     encode_pending,
-    fit_cached,
+    fit_or_condition,
     random_configs,
 )
 
@@ -97,7 +97,7 @@ class CoCaBO(Strategy):
             return cocabo_kernel(cont, cat)
 
         key = ("cocabo", space)
-        model = fit_cached(self, key, X, history.values, kernel, WARM_FIT_MAXITER)
+        model = fit_or_condition(self, key, X, history.values, kernel, 1, WARM_FIT_MAXITER)
         feasible = feasibility(
             history,
             model.train_targets.detach().numpy(),

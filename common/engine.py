@@ -18,6 +18,8 @@ Optuna and Ray Tune alike:
   suggestion equal to an evaluated, running or avoided configuration is replaced by a random free
   one, and only a search space with no free configuration left repeats (said once);
 - the fallback: a strategy that raises gives a random free configuration and one warning per cause;
+- the fits a new worker starts from: a strategy without fits of its own adopts the latest ones
+  stored with the study (:mod:`common.warm_store`);
 - the timing of each suggestion.
 """
 
@@ -28,7 +30,7 @@ import math
 import numbers
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,12 +173,15 @@ class SuggestionEngine:
         attempt: int = 0,
         avoid: Iterable[Mapping[str, Any]] = (),
         random: bool = False,
+        study_fits: Callable[[], str] | None = None,
     ) -> Suggestion:
         """One configuration of ``space`` for trial number ``trial_index``.
 
         ``n_issued`` counts the trials the start-up rule counts; ``avoid`` lists configurations
         held elsewhere that ``history`` does not show (claims of other workers). ``random``
         asks for a random free configuration instead of the model's (source ``"random"``).
+        ``study_fits`` reads the GP fits stored with the study (:meth:`warm_fits` of another
+        worker); a strategy without fits of its own starts from them.
         """
         start = time.perf_counter()
         rng = self.rng(trial_index, attempt)
@@ -188,7 +193,7 @@ class SuggestionEngine:
         elif random:
             config, source = self.random_free(space, taken, rng), "random"
         else:
-            config, source = self._model_suggestion(space, history, rng), "model"
+            config, source = self._model_suggestion(space, history, rng, study_fits), "model"
             if config is None:
                 config, source = self.random_free(space, taken, rng), "fallback"
             elif config in taken:
@@ -226,10 +231,16 @@ class SuggestionEngine:
         return space.decode(rows[:1])[0]
 
     def _model_suggestion(
-        self, space: MixedSpace, history: History, rng: np.random.Generator
+        self,
+        space: MixedSpace,
+        history: History,
+        rng: np.random.Generator,
+        study_fits: Callable[[], str] | None = None,
     ) -> dict[str, Any] | None:
         """The strategy's suggestion, or ``None`` (with a warning per cause) if it failed."""
         with self._lock, single_torch_thread(), reporting_to(self.reporter):
+            if study_fits is not None:
+                self._adopt_study_fits(study_fits)
             try:
                 strategy = self.strategy
                 config = strategy.suggest(space, history, 1, rng)[0]
@@ -242,6 +253,35 @@ class SuggestionEngine:
                     cause=f"failure {type(err).__name__}",
                 )
                 return None
+
+    def _adopt_study_fits(self, study_fits: Callable[[], str]) -> None:
+        """A strategy new to the study (a new worker, a restarted job) warm-starts from the fits
+        stored with it (:mod:`common.warm_store`) instead of fitting from its priors."""
+        try:
+            if not self.strategy.has_warm_start and (text := study_fits()):
+                self.strategy.adopt_warm(text)
+        except Exception as err:  # the fits are a shortcut: without them the model fits anew
+            self.reporter.warn(
+                f"{self.name} could not use the GP fits stored with the study "
+                f"({type(err).__name__}: {err}); it fits its model anew.",
+                cause="study fits",
+            )
+
+    def warm_fits(self) -> str:
+        """The strategy's latest GP fits as text to store with the study (``""`` before the model
+        has run), for :meth:`suggest`'s ``study_fits`` in other workers."""
+        if self._strategy is None:
+            return ""
+        try:
+            with self._lock:
+                return self._strategy.warm_text()
+        except Exception as err:
+            self.reporter.warn(
+                f"{self.name} could not write its GP fits for other workers "
+                f"({type(err).__name__}: {err}); a new worker fits its model anew.",
+                cause="warm fits",
+            )
+            return ""
 
     @property
     def strategy(self) -> Strategy:

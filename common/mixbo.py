@@ -56,3 +56,14 @@ class Mixbo(Strategy):
         self, space: MixedSpace, history: History, n: int, rng: np.random.Generator
     ) -> list[dict[str, Any]]:
         return self.method.suggest(space, history, n, rng)
+
+    # the fits that warm-start the next one are CASMOPOLITAN's
+    @property
+    def has_warm_start(self) -> bool:
+        return self.method.has_warm_start
+
+    def warm_text(self) -> str:
+        return self.method.warm_text()
+
+    def adopt_warm(self, text: str) -> None:
+        self.method.adopt_warm(text)

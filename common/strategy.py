@@ -37,12 +37,15 @@ class Strategy(ABC):
 
     Any state a method needs (bandit weights, trust regions) is recomputed from the ordered
     ``history``; the only thing kept between calls is a small cache of GP hyper-parameters that
-    warm-starts the next fit (it is pickled with the strategy, so a copy continues identically).
+    warm-starts the next fit. It is pickled with the strategy, so a copy continues identically,
+    and it travels as text (:meth:`warm_text`, :meth:`adopt_warm`), so that a new worker of the
+    same study starts from the fits of the others (:mod:`common.warm_store`).
     """
 
     def __init__(self, busy: BusyPolicy = BusyPolicy()) -> None:
         self.busy = busy
         self._warm: dict[Any, Any] = {}
+        self._adopted: dict[str, Any] = {}  # fits read from the study, by key digest
         self._warm_lock = threading.Lock()
 
     @abstractmethod
@@ -83,8 +86,39 @@ class Strategy(ABC):
         return acqf if canonical is None else CanonicalInputs(acqf, *canonical)
 
     def warm_start(self, key: Any) -> Any:
+        """The last fit under ``key``: this strategy's own, else one adopted from the study."""
         with self._warm_lock:
-            return self._warm.get(key)
+            if key in self._warm:
+                return self._warm[key]
+            if not self._adopted:
+                return None
+            from common.warm_store import key_digest
+
+            return self._adopted.get(key_digest(key))
+
+    @property
+    def has_warm_start(self) -> bool:
+        """Whether any fit is known (its own or adopted): a new worker has none."""
+        with self._warm_lock:
+            return bool(self._warm or self._adopted)
+
+    def warm_text(self) -> str:
+        """The fits a next suggestion would start from, as text for the study: those of
+        :meth:`remember`, and adopted ones not refitted since (:func:`common.warm_store.dumps`)."""
+        from common.warm_store import dumps, key_digest
+
+        with self._warm_lock:
+            own = {key_digest(key): params for key, params in self._warm.items()}
+            return dumps({**self._adopted, **own})
+
+    def adopt_warm(self, text: str) -> None:
+        """Warm-start from fits another worker stored (:meth:`warm_text`); this strategy's own
+        fits, once it has any, take precedence."""
+        from common.warm_store import loads
+
+        fits = loads(text)
+        with self._warm_lock:
+            self._adopted = fits
 
     def remember(self, key: Any, params: Any) -> None:
         with self._warm_lock:
@@ -100,18 +134,66 @@ class Strategy(ABC):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self.__dict__.setdefault("_adopted", {})  # a checkpoint from before adopted fits
         self._warm_lock = threading.Lock()
+
+
+REFIT_GROWTH = 100  # past this many observations, hyper-parameters are refitted per 1% of growth
+
+
+def refit_due(n_observations: int, every: int = 1) -> bool:
+    """Whether a history of ``n_observations`` refits the GP's hyper-parameters (MAP), rather
+    than conditioning the last fit's hyper-parameters on all the data.
+
+    Every ``every``-th length, and past ``REFIT_GROWTH * every`` observations once per 1% of
+    growth: one observation moves the MAP hyper-parameters of n by O(1/n), while a fit costs
+    O(n³) per iteration (about 20 s at 1000 observations on one thread). A function of the
+    length alone, so every worker, copy and restored searcher agrees on it; up to
+    ``2 * REFIT_GROWTH - 1`` observations it is exactly ``every``.
+    """
+    step = max(every, n_observations // REFIT_GROWTH)
+    return n_observations % step == 0
+
+
+def fit_or_condition(
+    strategy: Strategy,
+    key: Any,
+    X: np.ndarray,
+    values: np.ndarray,
+    make_kernel: Callable,
+    every: int = 1,
+    warm_maxiter: int | None = None,
+    constraint: bool = False,
+):
+    """The GP under ``key``: fitted (:func:`fit_cached`) where :func:`refit_due` says so or no
+    earlier fit is known, else the earlier fit's hyper-parameters conditioned on all the data."""
+    from common.gp import build_gp, load_parameters
+
+    params = strategy.warm_start(key)
+    if params is not None and not refit_due(len(values), every):
+        model = build_gp(X, values, make_kernel, constraint)
+        if load_parameters(model, params):
+            model.eval()
+            return model
+    return fit_cached(strategy, key, X, values, make_kernel, warm_maxiter, constraint)
 
 
 def constraint_fitter(
     strategy: Strategy, key: Any, X: np.ndarray, make_kernel: Callable, warm_maxiter=None
 ) -> Callable:
     """``fit(k, rows, values)`` for :func:`common.constraints.feasibility`: the method's GP on
-    constraint ``k``'s values at ``X[rows]``, warm-started per constraint."""
+    constraint ``k``'s values at ``X[rows]``, warm-started per constraint, refitted as
+    :func:`refit_due` says."""
 
     def fit(k: int, rows: np.ndarray, values: np.ndarray):
-        return fit_cached(
-            strategy, (key, "constraint", k), X[rows], values, make_kernel, warm_maxiter, True
+        return fit_or_condition(
+            strategy,
+            (key, "constraint", k),
+            X[rows],
+            values,
+            make_kernel,
+            warm_maxiter=warm_maxiter,
+            constraint=True,
         )
 
     return fit

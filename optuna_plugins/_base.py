@@ -38,35 +38,58 @@ _logger = optuna.logging.get_logger("optuna.mixbo")
 # still counts as a busy point. Values are internal representations (category indices), as JSON
 # chunked to the RDB storage's column limit.
 _RELATIVE_PARAMS_KEY = "mixbo:relative_params"
+# The fitted GP hyper-parameters after each model suggestion (common.warm_store), so that a new
+# worker, or a restarted job, warm-starts from the study's latest fits instead of its priors.
+_WARM_FITS_KEY = "mixbo:warm_fits"
 _SYSTEM_ATTR_MAX_LENGTH = 2045
 _MAX_CLAIMS = 3  # picks per trial while other workers keep taking them
 _STATES = (TrialState.COMPLETE, TrialState.RUNNING)
+
+
+def _store_text(study: Study, trial: FrozenTrial, key: str, text: str) -> None:
+    """``text`` as the trial's system attributes ``key:0``, ``key:1``, … (chunked to the RDB
+    storage's column limit)."""
+    chunks = [
+        text[i : i + _SYSTEM_ATTR_MAX_LENGTH] for i in range(0, len(text), _SYSTEM_ATTR_MAX_LENGTH)
+    ]
+    # an empty chunk ends the text, so a shorter re-sampling never reads an older, longer tail
+    for i, chunk in enumerate([*chunks, ""]):
+        study._storage.set_trial_system_attr(trial._trial_id, f"{key}:{i}", chunk)
+
+
+def _stored_text(trial: FrozenTrial, key: str) -> str:
+    """The text :func:`_store_text` stored under ``key`` (``""`` if none)."""
+    chunks, i = [], 0
+    while chunk := trial.system_attrs.get(f"{key}:{i}"):
+        chunks.append(chunk)
+        i += 1
+    return "".join(chunks)
 
 
 def _store_relative_params(
     study: Study, trial: FrozenTrial, params: dict[str, Any], space: dict[str, BaseDistribution]
 ) -> None:
     text = json.dumps({k: space[k].to_internal_repr(v) for k, v in params.items()})
-    chunks = [
-        text[i : i + _SYSTEM_ATTR_MAX_LENGTH] for i in range(0, len(text), _SYSTEM_ATTR_MAX_LENGTH)
-    ]
-    # an empty chunk ends the text, so a shorter re-sampling never reads an older, longer tail
-    for i, chunk in enumerate([*chunks, ""]):
-        study._storage.set_trial_system_attr(trial._trial_id, f"{_RELATIVE_PARAMS_KEY}:{i}", chunk)
+    _store_text(study, trial, _RELATIVE_PARAMS_KEY, text)
+
+
+def _latest_warm_fits(trials: Sequence[FrozenTrial]) -> str:
+    """The fits stored by the latest trial that has any (``""`` if none)."""
+    for t in sorted(trials, key=lambda t: t.number, reverse=True):
+        if text := _stored_text(t, _WARM_FITS_KEY):
+            return text
+    return ""
 
 
 def _pending_params(
     trial: FrozenTrial, space: dict[str, BaseDistribution]
 ) -> dict[str, Any] | None:
     """A running trial's parameters over ``space`` (sampled or only drawn), if all are known."""
-    chunks, i = [], 0
-    while chunk := trial.system_attrs.get(f"{_RELATIVE_PARAMS_KEY}:{i}"):
-        chunks.append(chunk)
-        i += 1
+    text = _stored_text(trial, _RELATIVE_PARAMS_KEY)
     params: dict[str, Any] = {}
-    if chunks:
+    if text:
         try:
-            stored = json.loads("".join(chunks))
+            stored = json.loads(text)
             for name, internal in stored.items():
                 if name in space and space[name]._contains(internal):
                     params[name] = space[name].to_external_repr(internal)
@@ -217,9 +240,12 @@ class MixedBOSampler(BaseSampler):
                 # choices: two that lost their claims to each other twice would collide again,
                 # so the last pick is a random free configuration (its own per trial).
                 random=attempt == _MAX_CLAIMS - 1,
+                study_fits=lambda: _latest_warm_fits(trials),
             )
             params = {name: suggestion.config[name] for name in search_space}
             _store_relative_params(study, trial, params, search_space)
+            if suggestion.source == "model" and (fits := self._engine.warm_fits()):
+                _store_text(study, trial, _WARM_FITS_KEY, fits)
             news = [p for p in self._held_elsewhere(study, trial, search_space) if p not in known]
             held = ConfigSet(space)
             held.add_configs(news)

@@ -1,0 +1,128 @@
+"""GP fits stored with the study, so that a new worker starts where the others left off, and the
+refit schedule that keeps long studies from refitting on every observation."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import optuna
+import pytest
+import torch
+
+from common import strategy as strategy_module
+from common.busy import BusyPolicy
+from common.cocabo import CoCaBOOptions
+from common.history import History
+from common.space import Categorical, Float, MixedSpace
+from common.strategy import refit_due
+from common.warm_store import dumps, key_digest, loads
+from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
+
+SAMPLERS = {
+    "cocabo": CoCaBOSampler,
+    "casmopolitan": CasmopolitanSampler,
+    "bofm": BOFMSampler,
+    "mixbo": MixboSampler,
+}
+FITS_KEY = "mixbo:warm_fits"
+
+
+def objective(trial: optuna.Trial) -> float:
+    x = trial.suggest_float("x", -3, 3)
+    n = trial.suggest_int("n", 1, 9)
+    c = trial.suggest_categorical("c", ["a", "b", "c"])
+    return (x - 1) ** 2 + abs(n - 4) / 4 + (c != "b")
+
+
+def test_fits_round_trip_exactly_and_bad_text_is_no_fits() -> None:
+    params = {"a.raw": torch.tensor([[0.1, -2.0 / 3.0]], dtype=torch.float64), "b": torch.ones(1)}
+    back = loads(dumps({"k": params, "bad": {"c": torch.tensor([float("nan")])}}))
+    assert set(back) == {"k"}  # a non-finite fit is not worth storing
+    assert back["k"]["a.raw"].shape == (1, 2)
+    assert torch.equal(back["k"]["a.raw"], params["a.raw"])  # floats written exactly
+    assert loads("not json") == loads('{"version": 99, "fits": {}}') == loads("[1]") == {}
+    assert key_digest(("cocabo", 1)) == key_digest(("cocabo", 1)) != key_digest(("cocabo", 2))
+
+
+def _stored_fits(trial: optuna.trial.FrozenTrial) -> bool:
+    return any(k.startswith(FITS_KEY) and v for k, v in trial.system_attrs.items())
+
+
+def _study_of(trials, strip_fits: bool = False) -> optuna.Study:
+    study = optuna.create_study()
+    for t in trials:
+        t = copy.deepcopy(t)
+        if strip_fits:
+            t.system_attrs = {k: v for k, v in t.system_attrs.items() if FITS_KEY not in k}
+        study.add_trial(t)
+    return study
+
+
+@pytest.mark.parametrize("name", list(SAMPLERS))
+def test_a_new_worker_starts_from_the_fits_stored_with_the_study(name) -> None:
+    """A sampler joining a study fits as the worker that stored the fits would have: its first
+    suggestion and fits equal those of that worker's next suggestion (same seed, so the same
+    random stream for the trial), and differ without the stored fits (fitted from the priors)."""
+    make = SAMPLERS[name]
+    first = make(seed=3, n_startup_trials=5)
+    study = optuna.create_study(sampler=first)
+    study.optimize(objective, n_trials=9)
+    assert _stored_fits(study.trials[-1])
+    assert not any(_stored_fits(t) for t in study.trials[:5])  # the random design fits nothing
+
+    def next_suggestion(sampler, trials, strip=False):
+        other = _study_of(trials, strip)
+        other.sampler = sampler
+        trial = other.ask()
+        objective(trial)
+        return trial.params, sampler._engine.warm_fits()
+
+    continued = next_suggestion(copy.deepcopy(first), study.trials)
+    joined = next_suggestion(make(seed=3, n_startup_trials=5), study.trials)
+    assert joined == continued
+    cold = next_suggestion(make(seed=3, n_startup_trials=5), study.trials, strip=True)
+    assert cold[1] != continued[1]
+
+
+def test_stored_fits_that_do_not_fit_the_model_are_ignored(optuna_logs) -> None:
+    study = optuna.create_study(sampler=CoCaBOSampler(seed=0, n_startup_trials=3))
+    study.optimize(objective, n_trials=5)
+    trials = copy.deepcopy(study.trials)
+    for t in trials:  # fits whose shapes do not match the model's: the new worker refits
+        attrs = dict(t.system_attrs)
+        if attrs.get(f"{FITS_KEY}:0"):
+            fits = loads(attrs[f"{FITS_KEY}:0"])
+            wrong = {d: {k: torch.zeros(7) for k in p} for d, p in fits.items()}
+            attrs[f"{FITS_KEY}:0"] = dumps(wrong)
+            t.system_attrs = attrs
+    other = _study_of(trials)
+    other.sampler = CoCaBOSampler(seed=0, n_startup_trials=3)
+    other.optimize(objective, n_trials=2)
+    assert all(t.state == optuna.trial.TrialState.COMPLETE for t in other.trials)
+    assert not [r for r in optuna_logs.records if "fits" in r.getMessage()]  # nothing to say
+
+
+def test_refits_follow_every_until_twice_refit_growth_then_one_percent_of_growth() -> None:
+    assert [n for n in range(1, 200) if not refit_due(n)] == []
+    assert [n for n in range(1, 300) if refit_due(n, 2)] == list(range(2, 300, 2))
+    due = [n for n in range(1000, 1100) if refit_due(n, 2)]
+    assert due == list(range(1000, 1100, 10))
+    gaps = np.diff([n for n in range(100, 5000) if refit_due(n, 2)])
+    assert gaps.max() <= 0.01 * 5000 + 1
+
+
+def test_a_long_history_conditions_the_last_fit_between_refits(monkeypatch) -> None:
+    space = MixedSpace([Float("x", 0.0, 1.0), Float("y", 0.0, 1.0), Categorical("c", [0, 1])])
+    rng = np.random.default_rng(0)
+    configs = space.decode(space.sample(205, rng))
+    values = np.array([(c["x"] - 0.3) ** 2 + c["y"] + c["c"] for c in configs])
+    fits = []
+    real = strategy_module.fit_cached
+    monkeypatch.setattr(
+        strategy_module, "fit_cached", lambda *a, **k: fits.append(len(a[3])) or real(*a, **k)
+    )
+    cocabo = CoCaBOOptions().make(BusyPolicy())
+    for n in (201, 202, 203, 204):  # 1 fits (no fit known yet), 2 is due, 3 is not, 4 is due
+        cocabo.suggest(space, History(tuple(configs[:n]), values[:n]), 1, rng)
+    assert fits == [201, 202, 204]
