@@ -204,3 +204,22 @@ def test_batched_inputs_and_discrete_only_spaces():
     every = [{"a": a, "b": b} for a in "xyz" for b in range(5)]
     K = _dense(kd, dl.to_model(discrete.encode(every)))
     assert np.linalg.eigvalsh(K).min() > 0
+
+
+def test_expanded_training_inputs_give_the_materialised_covariance():
+    """gpytorch expands the training rows to every candidate's batch (stride 0); the kernel keeps
+    that dimension at size one internally and must give what the materialised copy gives."""
+    space = MixedSpace([Categorical("a", list("abcde")), Integer("n", 0, 9), Float("x", 0.0, 1.0)])
+    layout = FMLayout.from_space(space)
+    kernel = FMKernel(layout).double()
+    kernel.beta = torch.tensor([0.7, 1.3])
+    rng = np.random.default_rng(0)
+    train = torch.as_tensor(layout.to_model(space.sample(30, rng)))
+    cand = torch.as_tensor(layout.to_model(space.sample(8, rng)))[:, None, :]
+    expanded = train.expand(8, *train.shape)
+    assert expanded.stride(0) == 0
+    with torch.no_grad():
+        fast = kernel.forward(cand, expanded)
+        slow = kernel.forward(cand, expanded.contiguous())
+    assert fast.shape == (8, 1, 30)
+    assert torch.allclose(fast, slow, rtol=0, atol=1e-15)
