@@ -564,3 +564,27 @@ def test_plotting_libraries_are_only_in_the_compare_extra() -> None:
     assert "matplotlib" not in names and "tqdm" not in names
     extra = [req.split(">")[0] for req in project["optional-dependencies"]["compare"]]
     assert {"matplotlib", "tqdm"} <= set(extra)
+
+
+def test_quiet_mode_silences_the_peers_warnings_and_verbose_keeps_them(caplog) -> None:
+    import logging
+    import warnings
+
+    ax_logger = logging.getLogger("ax.generation_strategy.generation_node")
+    level = logging.getLogger("ax").level
+    try:
+        with warnings.catch_warnings():
+            cli._quiet(verbose=False)
+            with caplog.at_level(logging.WARNING):
+                ax_logger.warning("gen failed, switching to fallback model")
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.warn("DataFrame is highly fragmented.", Warning, stacklevel=1)
+        assert "fallback" not in caplog.text
+        assert not seen
+        logging.getLogger("ax").setLevel(logging.NOTSET)
+        with caplog.at_level(logging.WARNING):
+            ax_logger.warning("gen failed, switching to fallback model")
+        assert "fallback" in caplog.text
+    finally:
+        logging.getLogger("ax").setLevel(level)
+        logging.disable(logging.NOTSET)

@@ -198,6 +198,9 @@ def execute(task: Task, on_trial: Callable[[int], None] | None = None) -> Outcom
     return Outcome(task, row, _trial_rows(task, result))
 
 
+QUIET_PEER_LOGGERS = ("ax",)
+
+
 def _quiet(verbose: bool) -> None:
     import optuna
 
@@ -207,6 +210,11 @@ def _quiet(verbose: bool) -> None:
         warnings.filterwarnings("ignore", category=UserWarning)
         warnings.filterwarnings("ignore", category=RuntimeWarning)
         logging.disable(logging.INFO)  # the peers' progress logs (Ax and SMAC log at INFO)
+        # Ax also warns on every fallback of its generation strategy and pandas on its frames:
+        # hundreds of lines per run that bury the table (``-v`` shows them)
+        for name in QUIET_PEER_LOGGERS:
+            logging.getLogger(name).setLevel(logging.ERROR)
+        warnings.filterwarnings("ignore", message=".*DataFrame is highly fragmented.*")
 
 
 def _init_worker(queue: Any, verbose: bool) -> None:
@@ -538,6 +546,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     verbosity = optuna.logging.get_verbosity()
     disabled = logging.root.manager.disable
+    peer_levels = {name: logging.getLogger(name).level for name in QUIET_PEER_LOGGERS}
     on_term = signal.getsignal(signal.SIGTERM)
     if threading.current_thread() is threading.main_thread():  # `kill` stops it like Ctrl-C
         signal.signal(signal.SIGTERM, _interrupt)
@@ -548,6 +557,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         optuna.logging.set_verbosity(verbosity)
         logging.disable(disabled)
+        for name, level in peer_levels.items():
+            logging.getLogger(name).setLevel(level)
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, on_term)
 
