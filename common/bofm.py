@@ -26,7 +26,7 @@ from common.strategy import (
     check_integer,
     encode_pending,
     random_configs,
-    refit_due,
+    refit_or_reuse,
 )
 
 
@@ -96,20 +96,17 @@ class BOFM(Strategy):
         rng: np.random.Generator,
         constraint: bool = False,
     ):
-        """The FM-kernel GP under ``key``: fitted from the last fit (:func:`fit_fm_gp`) where
-        :func:`common.strategy.refit_due` says so, else that fit conditioned on all the data."""
+        """The FM-kernel GP under ``key``, refitted (:func:`common.fm_model.fit_fm_gp`) or
+        conditioned as :func:`common.strategy.refit_or_reuse` says."""
         from common.fm_model import build_fm_gp, fit_fm_gp
-        from common.gp import load_parameters
 
-        params = self.warm_start(key)
-        if params is not None and not refit_due(len(values)):
-            model = build_fm_gp(layout, Z, values, constraint)
-            if load_parameters(model, params):
-                model.eval()
-                return model
-        model, params = fit_fm_gp(layout, Z, values, rng, params, constraint=constraint)
-        self.remember(key, params)
-        return model
+        return refit_or_reuse(
+            self,
+            key,
+            len(values),
+            lambda: build_fm_gp(layout, Z, values, constraint),
+            lambda params: fit_fm_gp(layout, Z, values, rng, params, constraint=constraint),
+        )
 
     def suggest(
         self, space: MixedSpace, history: History, n: int, rng: np.random.Generator

@@ -17,13 +17,8 @@ ours would win there.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
 
 from common.busy import BusyPolicy
-from common.history import History
-from common.space import MixedSpace
 from common.strategy import MethodOptions, Strategy, check_integer
 
 
@@ -38,32 +33,8 @@ class MixboOptions(MethodOptions):
     def __post_init__(self) -> None:
         check_integer("n_init", self.n_init, 0)
 
-    def make(self, busy: BusyPolicy) -> Mixbo:
-        return Mixbo(self, busy)
-
-
-class Mixbo(Strategy):
-    """Runs CASMOPOLITAN with its defaults and ``n_init`` (the rule above)."""
-
-    def __init__(self, options: MixboOptions = MixboOptions(), busy: BusyPolicy = BusyPolicy()):
+    def make(self, busy: BusyPolicy) -> Strategy:
+        """CASMOPOLITAN's strategy with these options (the rule above)."""
         from common.casmopolitan import CasmopolitanOptions
 
-        super().__init__(busy)
-        self.options = options
-        self.method = CasmopolitanOptions(n_init=options.n_init).make(busy)
-
-    def suggest(
-        self, space: MixedSpace, history: History, n: int, rng: np.random.Generator
-    ) -> list[dict[str, Any]]:
-        return self.method.suggest(space, history, n, rng)
-
-    # the fits that warm-start the next one are CASMOPOLITAN's
-    @property
-    def has_warm_start(self) -> bool:
-        return self.method.has_warm_start
-
-    def warm_text(self) -> str:
-        return self.method.warm_text()
-
-    def adopt_warm(self, text: str) -> None:
-        self.method.adopt_warm(text)
+        return CasmopolitanOptions(n_init=self.n_init).make(busy)

@@ -155,6 +155,30 @@ def refit_due(n_observations: int, every: int = 1) -> bool:
     return n_observations % step == 0
 
 
+def refit_or_reuse(
+    strategy: Strategy,
+    key: Any,
+    n_observations: int,
+    build: Callable,
+    fit: Callable,
+    every: int = 1,
+):
+    """The model under ``key``: ``fit(last_params)`` (returning the model and its parameters,
+    remembered for the next warm start) where :func:`refit_due` says so or no earlier fit is
+    known, else ``build()`` with the earlier fit's hyper-parameters, conditioned on all data."""
+    from common.gp import load_parameters
+
+    params = strategy.warm_start(key)
+    if params is not None and not refit_due(n_observations, every):
+        model = build()
+        if load_parameters(model, params):
+            model.eval()
+            return model
+    model, params = fit(params)
+    strategy.remember(key, params)
+    return model
+
+
 def fit_or_condition(
     strategy: Strategy,
     key: Any,
@@ -165,17 +189,21 @@ def fit_or_condition(
     warm_maxiter: int | None = None,
     constraint: bool = False,
 ):
-    """The GP under ``key``: fitted (:func:`fit_cached`) where :func:`refit_due` says so or no
-    earlier fit is known, else the earlier fit's hyper-parameters conditioned on all the data."""
-    from common.gp import build_gp, load_parameters
+    """:func:`refit_or_reuse` for a GP of :func:`common.gp.fit_gp` (at most ``warm_maxiter``
+    iterations from a warm start; :data:`common.gp.FIT_MAXITER` if ``None``); a ``constraint``'s
+    model has its own targets and noise."""
+    from common.gp import FIT_MAXITER, build_gp, fit_gp
 
-    params = strategy.warm_start(key)
-    if params is not None and not refit_due(len(values), every):
-        model = build_gp(X, values, make_kernel, constraint)
-        if load_parameters(model, params):
-            model.eval()
-            return model
-    return fit_cached(strategy, key, X, values, make_kernel, warm_maxiter, constraint)
+    return refit_or_reuse(
+        strategy,
+        key,
+        len(values),
+        lambda: build_gp(X, values, make_kernel, constraint),
+        lambda params: fit_gp(
+            X, values, make_kernel, params, warm_maxiter or FIT_MAXITER, constraint
+        ),
+        every,
+    )
 
 
 def constraint_fitter(
@@ -218,32 +246,6 @@ def encode_pending(space: MixedSpace, history: History) -> np.ndarray:
         except (KeyError, ValueError, TypeError):
             continue
     return np.asarray(rows, dtype=float).reshape(-1, space.dim)
-
-
-def fit_cached(
-    strategy: Strategy,
-    key: Any,
-    X: np.ndarray,
-    values: np.ndarray,
-    make_kernel: Callable,
-    warm_maxiter: int | None = None,
-    constraint: bool = False,
-):
-    """Fit a GP warm-started from the strategy's previous fit under ``key`` (at most
-    ``warm_maxiter`` iterations from there; :data:`common.gp.FIT_MAXITER` if ``None``);
-    a ``constraint``'s model has its own targets and noise (:func:`common.gp.fit_gp`)."""
-    from common.gp import FIT_MAXITER, fit_gp
-
-    model, params = fit_gp(
-        X,
-        values,
-        make_kernel,
-        strategy.warm_start(key),
-        warm_maxiter or FIT_MAXITER,
-        constraint,
-    )
-    strategy.remember(key, params)
-    return model
 
 
 # ---------------------------------------------------------------------- option checks

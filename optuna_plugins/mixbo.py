@@ -13,7 +13,7 @@ from optuna_plugins._base import MixedBOSampler
 
 
 class MixboSampler(MixedBOSampler):
-    """Mixed-variable BO that picks its method from the search space (:mod:`common.mixbo`).
+    """Mixed-variable BO with the method that did best on the spaces measured (:mod:`common.mixbo`).
 
     It runs CASMOPOLITAN's trust regions on every space: of our three methods, the one with
     the best results on the spaces users run (categorical-rich, mixed, and integers and

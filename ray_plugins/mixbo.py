@@ -12,7 +12,7 @@ from ray_plugins._space import TuneSpace
 
 
 class MixboSearch(MixedBOSearch):
-    """Mixed-variable BO that picks its method from the search space (:mod:`common.mixbo`):
+    """Mixed-variable BO with the method that did best on the spaces measured (:mod:`common.mixbo`):
     CASMOPOLITAN on every space, the best of our three methods on the spaces measured.
 
     Example::

@@ -10,7 +10,7 @@ import optuna
 import pytest
 import torch
 
-from common import strategy as strategy_module
+from common import gp as gp_module
 from common.busy import BusyPolicy
 from common.cocabo import CoCaBOOptions
 from common.history import History
@@ -118,9 +118,9 @@ def test_a_long_history_conditions_the_last_fit_between_refits(monkeypatch) -> N
     configs = space.decode(space.sample(205, rng))
     values = np.array([(c["x"] - 0.3) ** 2 + c["y"] + c["c"] for c in configs])
     fits = []
-    real = strategy_module.fit_cached
+    real = gp_module.fit_gp
     monkeypatch.setattr(
-        strategy_module, "fit_cached", lambda *a, **k: fits.append(len(a[3])) or real(*a, **k)
+        gp_module, "fit_gp", lambda *a, **k: fits.append(len(a[1])) or real(*a, **k)
     )
     cocabo = CoCaBOOptions().make(BusyPolicy())
     for n in (201, 202, 203, 204):  # 1 fits (no fit known yet), 2 is due, 3 is not, 4 is due
