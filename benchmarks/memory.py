@@ -7,6 +7,10 @@ peak resident set size (``getrusage(RUSAGE_SELF).ru_maxrss``) after the imports 
 
     nice -n 10 python benchmarks/memory.py --trials 1000
     nice -n 10 python benchmarks/memory.py --trials 300 --every 100 --samplers cocabo,tpe
+    nice -n 10 python benchmarks/memory.py --trials 200 --every 50 --samplers catcmawm,smac,ax,gp
+
+The peers (``catcmawm``, ``smac``, ``ax``) need the ``peers`` extra; each is built for the space
+and the budget, as ``mixbo-compare`` builds it.
 """
 
 from __future__ import annotations
@@ -38,15 +42,25 @@ def child(name: str, n_trials: int, every: int, seed: int) -> None:
     from latency import mixed9
 
     from optuna_plugins.compare import SAMPLERS
+    from optuna_plugins.compare.cli import QUIET_PEER_LOGGERS
+    from optuna_plugins.compare.peers import PEERS
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     optuna.logging.disable_default_handler()
+    for peer_logger in QUIET_PEER_LOGGERS:  # Ax logs every trial at INFO
+        logging.getLogger(peer_logger).setLevel(logging.ERROR)
     warnings: list[str] = []
     catch = logging.Handler(logging.WARNING)
     catch.emit = lambda record: warnings.append(record.getMessage())
     logging.getLogger("optuna").addHandler(catch)
     peaks = {"import": peak_mib()}
-    study = optuna.create_study(sampler=SAMPLERS[name](seed))
+    if name in PEERS:  # a peer is built for its search space and budget
+        probe = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=seed))
+        probe.optimize(mixed9, n_trials=1)
+        sampler = PEERS[name].build(seed, probe.trials[0].distributions, n_trials)
+    else:
+        sampler = SAMPLERS[name](seed)
+    study = optuna.create_study(sampler=sampler)
     start = time.perf_counter()
 
     def record(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:

@@ -52,6 +52,36 @@ def test_standardisation_keeps_the_order_and_ties_of_any_values() -> None:
     assert np.allclose(standardise(values * 1e3 + 5.0), z)  # only the ranks matter
 
 
+def test_average_ranks_are_scipys_ranks_with_ties() -> None:
+    from scipy.stats import rankdata
+
+    from common.gp import average_ranks
+
+    rng = np.random.default_rng(3)
+    for size in (1, 2, 7, 50):
+        values = rng.integers(0, 4, size).astype(float)  # many ties
+        values[0] = np.inf
+        np.testing.assert_array_equal(average_ranks(values), rankdata(values))
+        values = rng.normal(size=size)
+        np.testing.assert_array_equal(average_ranks(values), rankdata(values))
+
+
+def test_a_suggestion_does_not_import_scipy_stats() -> None:
+    """A new worker's first suggestion should not pay for importing ``scipy.stats`` (about a
+    second): the copula standardisation uses ``scipy.special`` only."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "from common.gp import standardise\n"
+        "standardise(np.array([3.0, 1.0, 2.0, 2.0]))\n"
+        "print('scipy.stats' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 # ---------------------------------------------------------------------- the fit
 def test_fitted_gp_interpolates_noise_free_data(fitted) -> None:
     X, y, model, _ = fitted
