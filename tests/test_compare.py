@@ -588,3 +588,13 @@ def test_quiet_mode_silences_the_peers_warnings_and_verbose_keeps_them(caplog) -
     finally:
         logging.getLogger("ax").setLevel(level)
         logging.disable(logging.NOTSET)
+
+
+def test_a_skip_reason_is_listed_once_for_all_the_problems_it_skipped() -> None:
+    ok = {"status": "ok", "optimum": 0.0, "n_trials": 2, "seconds_per_suggestion": 0.1}
+    runs = []
+    for problem in ("p1", "p2"):
+        runs.append(report.RunData(problem, "tpe", 0, 1, true_values=np.array([2.0, 1.0]), **ok))
+        runs.append(report.RunData(problem, "hebo", 0, 1, "skipped", "hebo: cannot install"))
+    skipped = next(line for line in report.table(runs).splitlines() if line.startswith("Skipped"))
+    assert skipped == "Skipped: hebo on p1, p2 (hebo: cannot install)."

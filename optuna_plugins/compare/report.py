@@ -381,8 +381,12 @@ def _summary(
             + ".",
             "",
         ]
-    skipped = sorted(
-        {f"{s} on {st.problem} ({why})" for st in settings for s, why in st.skipped.items()}
+    problems_by_reason: dict[tuple[str, str], list[str]] = {}
+    for st in settings:
+        for s, why in st.skipped.items():
+            problems_by_reason.setdefault((s, why), []).append(st.problem)
+    skipped = sorted(  # one entry per sampler and reason, however many problems it skipped
+        f"{s} on {', '.join(problems)} ({why})" for (s, why), problems in problems_by_reason.items()
     )
     if skipped:
         lines += ["Skipped: " + "; ".join(skipped) + ".", ""]
