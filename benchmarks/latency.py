@@ -121,7 +121,7 @@ def measure_prefilled(
     return elapsed[0], float(np.median(warm)), float(np.mean(warm)), elapsed[-1]
 
 
-def import_everything(names: list[str], objective, seed: int) -> float:
+def warm_up(names: list[str], objective, seed: int) -> float:
     """Import both sides' numerical modules once, and let every sampler make one model-based
     suggestion on a small throwaway study so that the modules its suggestion path imports lazily
     (scipy, botorch's acquisition functions, sympy through torch's shape checks) are loaded
@@ -144,7 +144,7 @@ def import_everything(names: list[str], objective, seed: int) -> float:
 
 
 def main_prefilled(args, names: list[str], checkpoints: tuple[int, ...], clock) -> None:
-    seconds = import_everything(names, SPACES[args.space], args.seed)
+    seconds = warm_up(names, SPACES[args.space], args.seed)
     print(f"imports and a first suggestion of each sampler on 12 trials: {seconds:.2f} s once")
     baseline = names[-1]
     kind = "CPU seconds" if args.cpu else "seconds"
