@@ -57,6 +57,7 @@ def maximize_continuous(
     n_starts: int = 4,
     extra_starts: np.ndarray | None = None,
     snap: Callable[[np.ndarray], np.ndarray] | None = None,
+    exclude: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, float]:
     """Maximise ``acqf`` over ``cont_dims`` in ``[lower, upper]``, other columns as ``template``.
 
@@ -64,8 +65,11 @@ def maximize_continuous(
     continuous values) are scored in one batch, and the best ``n_starts`` are refined together by
     L-BFGS-B. ``snap`` (e.g. :meth:`MixedSpace.round`) puts rows on the space's grid (integers,
     steps): the refined rows are snapped and scored again, so the value returned is that of the
-    configuration that will run, not of its continuous relaxation. Returns the best full row and
-    its acquisition value.
+    configuration that will run, not of its continuous relaxation. ``exclude`` (e.g.
+    :meth:`common.configset.ConfigSet.contains`) marks rows that must not be returned, such as
+    configurations already observed: the best refined or raw row it does not mark is returned
+    (with integers, the optimum often snaps onto an observed row). Returns the best full row and
+    its acquisition value (the best row overall if ``exclude`` marks every one).
     """
     cont = np.asarray(cont_dims, dtype=int)
     template = np.asarray(template, dtype=float)
@@ -103,10 +107,13 @@ def maximize_continuous(
     if snap is not None:
         cands_np = snap(cands_np)
         vals_np = evaluate(acqf, cands_np)
-    best = int(np.argmax(vals_np))
-    if vals_np[best] < scores.max():  # never worse than the best raw candidate
-        return X[int(np.argmax(scores))], float(scores.max())
-    return cands_np[best], float(vals_np[best])
+    rows, values = np.vstack([cands_np, X]), np.concatenate([vals_np, scores])
+    if exclude is not None:
+        allowed = ~np.asarray(exclude(rows), dtype=bool)
+        if allowed.any():
+            values = np.where(allowed, values, -np.inf)
+    best = int(np.argmax(values))  # refined rows first: a tie keeps the refined one
+    return rows[best], float(values[best])
 
 
 class CanonicalInputs(AcquisitionFunction):

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from common.busy import BusyPolicy
+from common.configset import ConfigSet
 from common.history import History
 from common.space import MixedSpace
 from common.strategy import (
@@ -104,6 +105,8 @@ class CoCaBO(Strategy):
             constraint_fitter(self, key, X, kernel, WARM_FIT_MAXITER),
         )
         busy = encode_pending(space, history)
+        seen = ConfigSet(space, X)
+        seen.add(busy)
         best = X[np.argsort(y)[:3]]
         rows: list[np.ndarray] = []
         for h in categories:
@@ -121,7 +124,14 @@ class CoCaBO(Strategy):
             template = np.zeros(space.dim)
             template[cat] = h
             x, _ = maximize_continuous(
-                acqf, template, cont, rng, extra_starts=best[:, cont], snap=space.snap
+                acqf,
+                template,
+                cont,
+                rng,
+                extra_starts=best[:, cont],
+                snap=space.snap,
+                exclude=seen.contains,
             )
             rows.append(x[None])
+            seen.add(x[None])
         return space.decode(np.vstack(rows))

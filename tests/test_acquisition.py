@@ -7,6 +7,7 @@ import pytest
 from botorch.exceptions.warnings import OptimizationWarning
 
 import common.acquisition as acquisition
+from common.busy import BusyPolicy
 
 
 def test_routine_line_search_warnings_are_silenced_and_others_passed_on(monkeypatch) -> None:
@@ -42,3 +43,42 @@ def test_a_relaxed_optimum_is_snapped_to_the_grid_and_scored_there() -> None:
     np.testing.assert_allclose(space.round(x[None])[0], x)  # on the grid
     assert value == pytest.approx(float(acquisition.evaluate(acqf, x[None])[0]))
     assert value == pytest.approx(-0.25, abs=1e-3)  # n = 4 or 5, not the relaxed 4.5
+
+
+def test_an_excluded_row_is_not_returned_even_where_the_optimum_snaps_onto_it() -> None:
+    import torch
+
+    from common.configset import ConfigSet
+    from common.space import Integer, MixedSpace
+
+    space = MixedSpace([Integer("n", 0, 9)])
+
+    class Peaked(torch.nn.Module):  # highest at n = 4; then 3 and 5
+        def forward(self, X):
+            n = X[..., 0, 0] * 10 - 0.5
+            return -((n - 4.0) ** 2)
+
+    seen = ConfigSet(space, space.encode([{"n": 4}]))
+    rng = np.random.default_rng(0)
+    x, _ = acquisition.maximize_continuous(Peaked(), np.zeros(1), [0], rng, snap=space.round)
+    assert space.decode(x[None])[0] == {"n": 4}  # without exclusion: the optimum
+    x, value = acquisition.maximize_continuous(
+        Peaked(), np.zeros(1), [0], rng, snap=space.round, exclude=seen.contains
+    )
+    assert space.decode(x[None])[0]["n"] in (3, 5)  # the best row not yet seen
+    assert value == pytest.approx(-1.0, abs=1e-6)
+
+
+def test_cocabo_suggests_the_best_unseen_configuration_where_its_optimum_was_tried() -> None:
+    from common.cocabo import CoCaBOOptions
+    from common.history import History
+    from common.space import Categorical, Integer, MixedSpace
+
+    space = MixedSpace([Integer("n", 0, 9), Categorical("c", ["a", "b"])])
+    configs = [{"n": n, "c": c} for n in (0, 2, 3, 4, 5, 6, 8) for c in ("a", "b")]
+    values = [(cfg["n"] - 4) ** 2 + 0.1 * (cfg["c"] == "b") for cfg in configs]
+    history = History.from_lists(configs, values)
+    strategy = CoCaBOOptions(n_init=2).make(BusyPolicy())
+    for seed in range(5):
+        (config,) = strategy.suggest(space, history, 1, np.random.default_rng(seed))
+        assert config not in configs
