@@ -106,6 +106,9 @@ class BOFM(Strategy):
             len(values),
             lambda: build_fm_gp(layout, Z, values, constraint),
             lambda params: fit_fm_gp(layout, Z, values, rng, params, constraint=constraint),
+            fit_subset=lambda rows: fit_fm_gp(
+                layout, Z[rows], values[rows], rng, constraint=constraint
+            ),
         )
 
     def suggest(

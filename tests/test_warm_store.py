@@ -15,7 +15,7 @@ from common.busy import BusyPolicy
 from common.cocabo import CoCaBOOptions
 from common.history import History
 from common.space import Categorical, Float, MixedSpace
-from common.strategy import refit_due
+from common.strategy import COLD_SUBSET, cold_subset, refit_due
 from common.warm_store import dumps, key_digest, loads
 from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 
@@ -123,6 +123,40 @@ def test_a_long_history_conditions_the_last_fit_between_refits(monkeypatch) -> N
         gp_module, "fit_gp", lambda *a, **k: fits.append(len(a[1])) or real(*a, **k)
     )
     cocabo = CoCaBOOptions().make(BusyPolicy())
-    for n in (201, 202, 203, 204):  # 1 fits (no fit known yet), 2 is due, 3 is not, 4 is due
+    for n in (201, 202, 203, 204):  # 1 fits a subsample (nothing known yet), 2, 4 are due
         cocabo.suggest(space, History(tuple(configs[:n]), values[:n]), 1, rng)
-    assert fits == [201, 202, 204]
+    assert fits == [len(cold_subset(201)), 202, 204]
+    assert len(cold_subset(201)) <= COLD_SUBSET
+
+
+def test_a_fit_from_the_priors_in_a_long_study_sees_an_even_subsample() -> None:
+    assert list(cold_subset(COLD_SUBSET)) == list(range(COLD_SUBSET))  # short: every point
+    rows = cold_subset(1000)
+    assert len(rows) == COLD_SUBSET and rows[0] == 0 and rows[-1] == 999
+    assert np.all(np.diff(rows) >= 4) and np.all(np.diff(rows) <= 6)  # evenly spread
+    assert list(rows) == list(cold_subset(1000))  # the same in every worker
+
+
+@pytest.mark.parametrize("name", ["casmopolitan", "bofm"])
+def test_a_first_worker_on_a_long_study_fits_a_subsample_then_refits_on_all(
+    name, monkeypatch
+) -> None:
+    from common import fm_model
+    from common.bofm import BOFMOptions
+    from common.casmopolitan import CasmopolitanOptions
+
+    space = MixedSpace([Float("x", 0.0, 1.0), Categorical("c", [0, 1, 2])])
+    rng = np.random.default_rng(1)
+    configs = space.decode(space.sample(260, rng))
+    values = np.array([(c["x"] - 0.3) ** 2 + (c["c"] == 1) for c in configs])
+    fits = []
+    module, attr = (gp_module, "fit_gp") if name == "casmopolitan" else (fm_model, "fit_fm_gp")
+    real = getattr(module, attr)
+    monkeypatch.setattr(module, attr, lambda *a, **k: fits.append(len(a[1])) or real(*a, **k))
+    options = CasmopolitanOptions() if name == "casmopolitan" else BOFMOptions()
+    strategy = options.make(BusyPolicy())
+    for n in (250, 251, 252, 253, 254, 255):  # cold, then a due refit within 1%
+        strategy.suggest(space, History(tuple(configs[:n]), values[:n]), 1, rng)
+    model_fits = [n for n in fits if n > 50]  # not CASMOPOLITAN's restart GP of a few points
+    assert model_fits[0] == COLD_SUBSET  # the first fit saw the subsample only
+    assert max(model_fits) > COLD_SUBSET  # and a later, scheduled refit all of the data
