@@ -43,6 +43,7 @@ from gpytorch.priors import LogNormalPrior, NormalPrior
 from common.fm_kernel import UNIT_SCALE, FMKernel, FMLayout, InverseGammaPrior, log_positive
 from common.gp import (
     DTYPE,
+    SharedTrainGP,
     constraint_noise_prior,
     constraint_standardise,
     load_parameters,
@@ -98,7 +99,7 @@ def build_fm_gp(
     train_Y = torch.as_tensor(-transform(np.asarray(values, dtype=float)), dtype=DTYPE)[:, None]
     noise_prior = constraint_noise_prior() if constraint else InverseGammaPrior(2.0, 0.01)
     likelihood = GaussianLikelihood(noise_prior=noise_prior, noise_constraint=log_positive(1e-6))
-    model = SingleTaskGP(
+    model = SharedTrainGP(
         train_X,
         train_Y,
         likelihood=likelihood,

@@ -113,6 +113,27 @@ def load_parameters(model: torch.nn.Module, params: Mapping[str, torch.Tensor]) 
     return True
 
 
+class SharedTrainGP(SingleTaskGP):
+    """BoTorch's ``SingleTaskGP`` whose batched predictions share one copy of the training inputs.
+
+    An acquisition scores ``b`` candidates as ``b`` batches of one point; gpytorch then copies the
+    ``n`` training rows into every batch (``b × n`` rows) and evaluates the kernel on them. Here
+    the candidate–training covariance is the kernel of the candidates against the one training
+    set, broadcast over the batch: the same posterior, without the copies (:mod:`common.fm_kernel`
+    turns it into one matrix product).
+    """
+
+    def _get_test_prior_mean_and_covariances(self, train_inputs, test_inputs, **kwargs):
+        (train,), (test,) = train_inputs, test_inputs
+        if kwargs or train.dim() != 2 or test.dim() <= 2:
+            return super()._get_test_prior_mean_and_covariances(train_inputs, test_inputs, **kwargs)
+        prior = self.forward(test)  # the prior at the candidates
+        covar = self.covar_module(test, train).evaluate_kernel()
+        batch_shape = test.shape[:-2]
+        test_test = prior.lazy_covariance_matrix.evaluate_kernel()
+        return (prior.loc, test_test, covar, batch_shape, test.shape[-2:-1], type(prior))
+
+
 def build_gp(
     X: np.ndarray,
     values: np.ndarray,
@@ -121,7 +142,7 @@ def build_gp(
 ) -> SingleTaskGP:
     """The (unfitted) GP of :func:`fit_gp`: standardised, negated ``values`` at ``X``."""
     transform = constraint_standardise if constraint else standardise
-    return SingleTaskGP(
+    return SharedTrainGP(
         torch.as_tensor(X, dtype=DTYPE),
         torch.as_tensor(-transform(np.asarray(values, dtype=float)), dtype=DTYPE)[:, None],
         covar_module=make_kernel(),

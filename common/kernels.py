@@ -141,7 +141,21 @@ def _weighted_agreement(x1: torch.Tensor, x2: torch.Tensor, w: torch.Tensor) -> 
     levels = torch.arange(k, dtype=x1.dtype, device=x1.device)
     o1 = (x1.unsqueeze(-1) == levels).to(x1.dtype).flatten(-2)
     o2 = (x2.unsqueeze(-1) == levels).to(x2.dtype).flatten(-2)
-    return (o1 * w.repeat_interleave(k)) @ o2.transpose(-1, -2)
+    return pairwise_products(o1 * w.repeat_interleave(k), o2)
+
+
+def pairwise_products(left: torch.Tensor, right: torch.Tensor) -> torch.Tensor:
+    """``left @ rightᵀ`` over the last two dims, ``(..., n, S) × (..., m, S) → (..., n, m)``.
+
+    When ``right`` has no batch of its own (one training set for a batch of candidates), it is
+    one 2-D product of all rows of ``left``, not one product per batch.
+    """
+    if 2 < right.dim() <= left.dim() and all(size == 1 for size in right.shape[:-2]):
+        right = right.reshape(right.shape[-2:])
+    if right.dim() == 2 and left.dim() > 2:
+        flat = left.reshape(-1, left.shape[-1]) @ right.T
+        return flat.reshape(*left.shape[:-1], right.shape[-2])
+    return left @ right.transpose(-1, -2)
 
 
 def casmopolitan_kernel(cont_dims: Sequence[int], cat_dims: Sequence[int]) -> Kernel:

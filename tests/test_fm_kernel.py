@@ -223,3 +223,48 @@ def test_expanded_training_inputs_give_the_materialised_covariance():
         slow = kernel.forward(cand, expanded.contiguous())
     assert fast.shape == (8, 1, 30)
     assert torch.allclose(fast, slow, rtol=0, atol=1e-15)
+
+
+def test_discrete_only_kernel_is_the_product_of_graph_factors_with_its_gradients():
+    """Without continuous columns the kernel is computed as one matrix product of log-tables;
+    it must equal Π_p [U_p (I + β_p Λ_p)⁻¹ U_pᵀ / mean diag]_{v_p v'_p} from the Laplacians,
+    on full, diagonal and batched inputs, and give the same gradients in β."""
+    path = np.array([[0, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 1], [0, 0, 1, 0]])
+    space = MixedSpace(
+        [
+            Categorical("a", list("abcde")),  # complete graph, closed form
+            Integer("k", 0, 6),  # path graph, eigendecomposition
+            Categorical("u", list("wxyz")),  # a user's path graph
+            Categorical("flag", (True, False)),
+        ]
+    )
+    layout = FMLayout.from_space(space, graphs={"u": path})
+    kernel = FMKernel(layout).double()
+    rng = np.random.default_rng(4)
+    beta = torch.tensor(rng.uniform(0.05, 4.0, len(layout.graphs)), requires_grad=True)
+    kernel.beta = beta.detach()
+    Z = torch.as_tensor(layout.to_model(space.sample(30, rng)))
+
+    def reference(b: torch.Tensor, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        K = torch.ones(A.shape[0], B.shape[0], dtype=torch.float64)
+        for p, (col, g) in enumerate(zip(layout.graph_cols, layout.graphs, strict=True)):
+            adjacency = torch.as_tensor(g.adjacency, dtype=torch.float64)
+            lam, U = torch.linalg.eigh(torch.diag(adjacency.sum(1)) - adjacency)
+            g_lam = 1.0 / (1.0 + b[p] * lam)
+            table = (U * g_lam) @ U.T / g_lam.mean()
+            K = K * table[A[:, col].long()][:, B[:, col].long()]
+        return K
+
+    K = kernel.forward(Z, Z)
+    assert torch.allclose(K, reference(beta.detach(), Z, Z), rtol=1e-10, atol=1e-14)
+    assert torch.allclose(kernel.forward(Z, Z, diag=True), torch.diagonal(K), rtol=1e-12)
+    cand = Z[:7, None, :]
+    batched = kernel.forward(cand, Z.expand(7, *Z.shape))
+    assert batched.shape == (7, 1, 30)
+    assert torch.allclose(batched[:, 0], K[:7], rtol=1e-12)
+
+    kernel.zero_grad()
+    kernel.forward(Z, Z[:11]).sum().backward()
+    grad = kernel.raw_beta.grad * torch.autograd.grad(kernel.beta.sum(), kernel.raw_beta)[0] ** -1
+    (expected,) = torch.autograd.grad(reference(beta, Z, Z[:11]).sum(), beta)
+    assert torch.allclose(grad, expected, rtol=1e-8)

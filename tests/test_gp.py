@@ -191,3 +191,59 @@ def test_a_constraints_threshold_separates_feasible_from_infeasible_on_the_model
         t = constraint_threshold(c)
         np.testing.assert_array_equal(targets >= t, c <= 0)
         assert np.isclose(targets.mean(), 0) and np.isclose(targets.std(), 1)
+
+
+@pytest.mark.parametrize("kind", ["casmopolitan", "fm-mixed", "fm-discrete"])
+def test_shared_training_inputs_give_gpytorchs_posterior_and_gradients(kind: str) -> None:
+    """Batched candidates are scored against one copy of the training rows; means, variances,
+    joint covariances and their gradients in the candidates are those of a plain SingleTaskGP
+    with the same hyper-parameters (which copies the training rows into every batch)."""
+    from botorch.models import SingleTaskGP
+
+    from common.fm_kernel import FMLayout
+    from common.fm_model import build_fm_gp
+    from common.space import Categorical, Float, Integer, MixedSpace
+
+    rng = np.random.default_rng(5)
+    dims = [Categorical("a", list("abcde")), Integer("n", 0, 6), Categorical("b", list("xyz"))]
+    if kind != "fm-discrete":
+        dims += [Float("x", 0.0, 1.0), Float("y", 0.0, 1.0)]
+    space = MixedSpace(dims)
+    X, C = space.sample(30, rng), space.sample(9, rng)
+    y = rng.normal(size=30)
+    if kind == "casmopolitan":
+        model = build_gp(X, y, lambda: casmopolitan_kernel(space.cont_dims, space.cat_dims))
+    else:
+        layout = FMLayout.from_space(space)
+        X, C = layout.to_model(X), layout.to_model(C)
+        model = build_fm_gp(layout, X, y)
+    with torch.no_grad():  # hyper-parameters away from their initial values
+        for p in model.parameters():
+            p.add_(torch.as_tensor(rng.normal(scale=0.3, size=tuple(p.shape)), dtype=DTYPE))
+    plain = SingleTaskGP(
+        model.train_inputs[0],
+        model.train_targets[:, None],
+        likelihood=model.likelihood,
+        covar_module=model.covar_module,
+        mean_module=model.mean_module,
+        outcome_transform=None,
+    )
+    model.eval(), plain.eval()
+    assert type(model).__name__ == "SharedTrainGP"
+    for shape in [(9, 1), (3, 3), (9,)]:
+        Xc = torch.as_tensor(C, dtype=DTYPE).reshape(*shape, -1).clone().requires_grad_(True)
+        Xp = Xc.detach().clone().requires_grad_(True)
+        ours, theirs = model.posterior(Xc), plain.posterior(Xp)
+        assert torch.allclose(ours.mean, theirs.mean, rtol=1e-9, atol=1e-12)
+        assert torch.allclose(
+            ours.distribution.covariance_matrix,
+            theirs.distribution.covariance_matrix,
+            rtol=1e-8,
+            atol=1e-12,
+        )
+        if kind == "fm-discrete":  # rounded to graph nodes: no gradient in the inputs
+            continue
+        (ours.mean.sum() + ours.variance.sum()).backward()
+        (theirs.mean.sum() + theirs.variance.sum()).backward()
+        assert Xp.grad.abs().sum() > 0
+        assert torch.allclose(Xc.grad, Xp.grad, rtol=1e-7, atol=1e-10)
