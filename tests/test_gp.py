@@ -247,3 +247,24 @@ def test_shared_training_inputs_give_gpytorchs_posterior_and_gradients(kind: str
         (theirs.mean.sum() + theirs.variance.sum()).backward()
         assert Xp.grad.abs().sum() > 0
         assert torch.allclose(Xc.grad, Xp.grad, rtol=1e-7, atol=1e-10)
+
+
+def test_gpytorch_asks_shared_train_gp_for_the_candidates_covariances(monkeypatch) -> None:
+    """The speed-up rests on gpytorch calling the hook SharedTrainGP overrides; if a gpytorch
+    release stops calling it, this fails (the posterior would stay right, only slower)."""
+    from common.gp import SharedTrainGP
+
+    calls = []
+    original = SharedTrainGP._get_test_prior_mean_and_covariances
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(SharedTrainGP, "_get_test_prior_mean_and_covariances", counted)
+    X, y = _smooth_data()
+    model = build_gp(X, y, lambda: matern_kernel([0, 1]))
+    model.eval()
+    with torch.no_grad():
+        model.posterior(torch.rand(5, 1, 2, dtype=DTYPE))
+    assert calls
