@@ -385,7 +385,6 @@ class FMKernel(Kernel):
         ``n₁ × n₂`` tensors (25 categoricals: the acquisition's posterior got several times
         faster).
         """
-        x2 = _drop_expanded(x2)
         one = torch.ones((), dtype=x1.dtype, device=x1.device)
         logs, rows, cols = [], [], []
         for p, col in enumerate(self.graph_cols):
@@ -424,18 +423,6 @@ class FMKernel(Kernel):
         for g in range(1, eig.shape[0]):
             value = value + proj[g][v1, v2] / (t + beta * eig[g])
         return value / ((mult / (1.0 + beta * eig)).sum() / n)
-
-
-def _drop_expanded(x: torch.Tensor) -> torch.Tensor:
-    """``x`` with every batch dimension that is an expanded copy (stride 0) cut to size one.
-
-    gpytorch expands the training rows to each candidate's batch; broadcasting restores the
-    shape without materialising one copy per candidate.
-    """
-    for dim in range(x.dim() - 2):
-        if x.shape[dim] > 1 and x.stride(dim) == 0:
-            x = x.narrow(dim, 0, 1)
-    return x
 
 
 def _get_beta(kernel: FMKernel) -> torch.Tensor:

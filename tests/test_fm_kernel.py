@@ -207,8 +207,8 @@ def test_batched_inputs_and_discrete_only_spaces():
 
 
 def test_expanded_training_inputs_give_the_materialised_covariance():
-    """gpytorch expands the training rows to every candidate's batch (stride 0); the kernel keeps
-    that dimension at size one internally and must give what the materialised copy gives."""
+    """Training rows expanded to every candidate's batch (stride 0, as gpytorch's own prediction
+    path passes them) give what the materialised copy gives."""
     space = MixedSpace([Categorical("a", list("abcde")), Integer("n", 0, 9), Float("x", 0.0, 1.0)])
     layout = FMLayout.from_space(space)
     kernel = FMKernel(layout).double()
