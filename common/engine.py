@@ -20,6 +20,7 @@ Optuna and Ray Tune alike:
 - the fallback: a strategy that raises gives a random free configuration and one warning per cause;
 - the fits a new worker starts from: a strategy without fits of its own adopts the latest ones
   stored with the study (:mod:`common.warm_store`);
+- the memory of the models a suggestion discards, collected by bytes (:mod:`common.reclaim`);
 - the timing of each suggestion.
 """
 
@@ -41,6 +42,7 @@ from common.conditional import conditioned
 from common.configset import ConfigSet
 from common.history import History
 from common.log import Reporter, reporting_to
+from common.reclaim import after_model_suggestion
 from common.runtime import single_torch_thread
 from common.space import MixedSpace
 from common.strategy import MethodOptions, Strategy
@@ -194,6 +196,7 @@ class SuggestionEngine:
             config, source = self.random_free(space, taken, rng), "random"
         else:
             config, source = self._model_suggestion(space, history, rng, study_fits), "model"
+            after_model_suggestion(len(history))
             if config is None:
                 config, source = self.random_free(space, taken, rng), "fallback"
             elif config in taken:
