@@ -10,8 +10,8 @@ collection comes every few dozen suggestions, and at 1000 observations each sugg
 full collection freed most).
 
 :func:`after_model_suggestion` counts the matrices a model suggestion leaves behind and runs a full
-collection once they could hold :data:`BUDGET_BYTES`: about every 6 suggestions at 1000
-observations, every 600 at 100, where Python's own schedule comes first. A full collection costs
+collection once they could hold :data:`BUDGET_BYTES`: every 7th suggestion at 1000 observations,
+about every 670th at 100, where Python's own schedule comes first. A full collection costs
 0.1–0.3 s, a few per cent of a suggestion at 1000 observations.
 """
 

@@ -22,9 +22,9 @@ def live_models() -> int:
 
 
 @pytest.fixture
-def no_automatic_collection():
+def no_automatic_collection(monkeypatch):
     gc.collect()
-    reclaim._pending_bytes = 0
+    monkeypatch.setattr(reclaim, "_pending_bytes", 0)
     gc.disable()  # only explicit collections run: the test sees what the engine does
     yield
     gc.enable()
