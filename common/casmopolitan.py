@@ -161,7 +161,15 @@ class Casmopolitan(Strategy):
         from common.trust_region import region_of
 
         centre = X[state.best_index]
-        region = region_of(state, centre, space.cat_dims, space.cont_dims, _lengthscales(model))
+        below, above = space.grid_neighbours(centre[None])
+        region = region_of(
+            state,
+            centre,
+            space.cat_dims,
+            space.cont_dims,
+            _lengthscales(model),
+            reach=(below[0], above[0]),
+        )
         incumbent = float(model.train_targets[state.best_index])  # the centre's observed value
 
         def pick(seen, busy, rng):

@@ -263,6 +263,19 @@ class MixedSpace:
             return np.clip(np.round(X[:, j]), 0, len(p.choices) - 1)
         return self._to_values(X[:, [j]], np.array([j]))[:, 0]
 
+    def grid_neighbours(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The encoded positions, ``(n, len(cont_dims))``, of each numeric column's value one grid
+        step below and above that of the rows ``X`` (clipped to the bounds; a free float keeps
+        its own position)."""
+        cont = np.asarray(self.cont_dims, dtype=int)
+        here = np.asarray(X, dtype=float).reshape(-1, self.dim)[:, cont]
+        values = self._to_values(here, cont)
+        step, low, high = self._step[cont], self._low[cont], self._high[cont]
+        below = self._from_values(np.clip(values - step, low, high), cont)
+        above = self._from_values(np.clip(values + step, low, high), cont)
+        gridded = step > 0
+        return np.where(gridded, below, here), np.where(gridded, above, here)
+
     def round(self, X: np.ndarray) -> np.ndarray:
         """Snap encoded rows onto the space: clip to [0,1], snap grids, round category indices."""
         X = np.array(X, dtype=float, copy=True).reshape(-1, self.dim)

@@ -261,10 +261,19 @@ def region_of(
     cat_dims: Sequence[int],
     cont_dims: Sequence[int],
     lengthscales: np.ndarray | None = None,
+    reach: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Region:
-    """The trust region of ``state`` around the encoded row ``centre``."""
+    """The trust region of ``state`` around the encoded row ``centre``.
+
+    ``reach`` (lower and upper positions per continuous column, e.g. the centre's grid neighbours
+    from :meth:`common.space.MixedSpace.grid_neighbours`) is always inside the box: as the Hamming
+    ball never shrinks below radius 1, a box never shrinks below one step of a discrete column,
+    where a narrower box would hold the centre's value alone and freeze that column.
+    """
     cont = list(cont_dims)
     lower, upper = box_bounds(centre[cont], state.length, lengthscales)
+    if reach is not None:
+        lower, upper = np.minimum(lower, reach[0]), np.maximum(upper, reach[1])
     return Region(
         centre=np.asarray(centre, dtype=float),
         cat_dims=tuple(cat_dims),

@@ -21,7 +21,14 @@ from common.local_search import (
     snap_into_region,
 )
 from common.space import Categorical, Float, Integer, MixedSpace
-from common.trust_region import Region, TrustRegionConfig, box_bounds, region_of, replay
+from common.trust_region import (
+    Region,
+    TrustRegionConfig,
+    box_bounds,
+    initial_state,
+    region_of,
+    replay,
+)
 
 
 # ---------------------------------------------------------------------- region geometry
@@ -148,6 +155,37 @@ def test_snap_keeps_integer_columns_inside_a_box_wider_than_one_cell() -> None:
     snapped = snap_into_region(space, region, X)
     assert region.contains(snapped).all()
     assert set(np.round(snapped[:, 0], 6)) == {round(float(centre[0]), 6)}
+
+
+class _PreferLarger(AcquisitionFunction):
+    """An acquisition that grows with every numeric column (no model behind it)."""
+
+    def __init__(self) -> None:
+        torch.nn.Module.__init__(self)
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return X.sum(dim=(-2, -1))
+
+
+def test_a_collapsed_box_still_reaches_each_integers_grid_neighbours() -> None:
+    space = MixedSpace([Integer("n", 0, 9), Integer("k", 1, 64, log=True), Float("x", 0.0, 1.0)])
+    centre = space.encode([{"n": 4, "k": 8, "x": 0.5}])[0]
+    state = replace(
+        initial_state(TrustRegionConfig.for_dims(0, 3)), length=TrustRegionConfig.length_min
+    )
+    frozen = region_of(state, centre, (), space.cont_dims)
+    below, above = space.grid_neighbours(centre[None])
+    region = region_of(state, centre, (), space.cont_dims, reach=(below[0], above[0]))
+    assert frozen.upper[2] == region.upper[2]  # a free float gets no floor
+    rng = np.random.default_rng(0)
+    seen = ConfigSet(space, centre[None])
+    x, _ = maximize_in_region(_PreferLarger(), space, frozen, seen, rng)
+    config = space.decode(x[None])[0]
+    assert (config["n"], config["k"]) == (4, 8) and config["x"] > 0.5  # only the float moves
+    x, _ = maximize_in_region(_PreferLarger(), space, region, seen, rng)
+    config = space.decode(x[None])[0]
+    assert (config["n"], config["k"]) == (5, 9) and config["x"] > 0.5
+    assert region.contains(space.encode([{"n": 3, "k": 7, "x": 0.5}]))[0]
 
 
 # ---------------------------------------------------------------------- the optimiser's result

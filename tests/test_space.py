@@ -91,3 +91,21 @@ def test_sample_is_reproducible_and_on_grid() -> None:
 def test_invalid_parameters_are_rejected(make) -> None:
     with pytest.raises(ValueError):
         make()
+
+
+def test_grid_neighbours_are_one_step_away_and_clipped_at_the_bounds() -> None:
+    space = MixedSpace(
+        [
+            Integer("n", 0, 4),
+            Integer("k", 1, 100, log=True),
+            Float("s", 0.0, 1.0, step=0.25),
+            Float("x", 0.0, 1.0),
+        ]
+    )
+    X = space.encode([{"n": 2, "k": 10, "s": 0.0, "x": 0.3}, {"n": 4, "k": 1, "s": 1.0, "x": 0.9}])
+    below, above = space.grid_neighbours(X)
+    assert [(c["n"], c["k"], c["s"]) for c in space.decode(below)] == [(1, 9, 0.0), (3, 1, 0.75)]
+    assert [(c["n"], c["k"], c["s"]) for c in space.decode(above)] == [(3, 11, 0.25), (4, 2, 1.0)]
+    # a free float has no grid: its own position on both sides
+    np.testing.assert_allclose(below[:, 3], X[:, 3])
+    np.testing.assert_allclose(above[:, 3], X[:, 3])
