@@ -422,7 +422,7 @@ def test_console_script_and_cli_errors(capsys: pytest.CaptureFixture[str]) -> No
     assert scripts["mixbo-compare"] == "optuna_plugins.compare.cli:main"
     assert cli.main(["--list"]) == 0
     listed = capsys.readouterr().out
-    assert "func2c" in listed and "cocabo (mixbo)" in listed
+    assert "func2c" in listed and "cocabo (mixbo)" in listed and "NAME@N" in listed
     with pytest.raises(SystemExit):
         cli.main(["-s", "no-such-sampler"])
     with pytest.raises(SystemExit):

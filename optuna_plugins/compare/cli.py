@@ -513,6 +513,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print("problems:", " ".join(PROBLEMS))
         print(
+            "  and by name: bbob-mixint-fF-dD (any function F and dimension D), NAME@N "
+            "(instance N of pest, contamination or a bbob-mixint function)"
+        )
+        print(
             "samplers:",
             " ".join(_label(s) for s in runner.names()),
         )
