@@ -41,6 +41,7 @@ from common.strategy import (
 )
 
 ACQUISITIONS = ("ei", "ucb")
+WARPINGS = ("copula", "blend")  # common.gp.WARPINGS' names, without importing torch here
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,10 @@ class CasmopolitanOptions(MethodOptions):
     applies to both. ``n_starts`` local searches run per suggestion. GP hyper-parameters are
     refitted every ``refit_every`` observations (1: every call; the fit dominates the cost of a
     suggestion with many ARD weights) and reused, conditioned on all data, in between.
+    ``warping`` names the GPs' target warping (:data:`common.gp.WARPINGS`): ``"copula"``,
+    Gaussian-copula ranks as in the paper's code, or ``"blend"``, the mean of those ranks' and a
+    Box-Cox power transform's z-scores, which also keeps how much worse a value is
+    (:func:`common.gp.blend_standardise`).
     """
 
     n_init: int = 10
@@ -65,6 +70,7 @@ class CasmopolitanOptions(MethodOptions):
     success_tolerance: int = 3
     n_starts: int = 3
     refit_every: int = 2
+    warping: str = "copula"
 
     def __post_init__(self) -> None:
         check_integer("n_init", self.n_init, 0)
@@ -75,6 +81,7 @@ class CasmopolitanOptions(MethodOptions):
         check_integer("success_tolerance", self.success_tolerance, 1)
         check_integer("n_starts", self.n_starts, 1)
         check_integer("refit_every", self.refit_every, 1)
+        check_choice("warping", self.warping, tuple(WARPINGS))
 
     def make(self, busy: BusyPolicy) -> Casmopolitan:
         return Casmopolitan(self, busy)
@@ -142,7 +149,13 @@ class Casmopolitan(Strategy):
         length (and per 1% of growth in long studies: :func:`common.strategy.refit_due`),
         otherwise the previous fit's hyper-parameters conditioned on all the data."""
         return fit_or_condition(
-            self, ("casmopolitan", space), X, y, make_kernel, self.options.refit_every
+            self,
+            ("casmopolitan", space),
+            X,
+            y,
+            make_kernel,
+            self.options.refit_every,
+            warping=self.options.warping,
         )
 
     # ------------------------------------------------------------------ the two kinds of point
@@ -151,7 +164,14 @@ class Casmopolitan(Strategy):
 
         def pick(seen, busy, rng):
             return choose_restart_centre(
-                space, X, y, state, rng, kappa=self.options.kappa, exclude=seen
+                space,
+                X,
+                y,
+                state,
+                rng,
+                kappa=self.options.kappa,
+                exclude=seen,
+                warping=self.options.warping,
             )
 
         return pick

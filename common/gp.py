@@ -1,7 +1,8 @@
 """Fitting a GP on mixed inputs with BoTorch, robustly and warm-started.
 
-Targets are copula-standardised and *negated*: the fitted model is of ``−y`` so that every
-acquisition is maximised, in BoTorch's convention, while the history stores values to minimise.
+Targets are warped (:data:`WARPINGS`: Gaussian-copula ranks by default), standardised and
+*negated*: the fitted model is of ``−y`` so that every acquisition is maximised, in BoTorch's
+convention, while the history stores values to minimise.
 """
 
 from __future__ import annotations
@@ -35,6 +36,65 @@ def standardise(values: np.ndarray) -> np.ndarray:
     z = ndtri((average_ranks(values) - 0.5) / len(values))
     std = float(np.std(z))
     return (z - np.mean(z)) / (std if std > 1e-12 else 1.0)
+
+
+def power_standardise(values: np.ndarray) -> np.ndarray:
+    """A Box-Cox power transform (Box and Cox 1964, as HEBO warps its targets), then z-scores.
+
+    The transform is of ``1 + (y − min y) / std(y)``, so it does not depend on the objective's
+    offset or units, and its exponent maximises the likelihood of normal transformed values.
+    Unlike the copula's ranks it keeps how much worse a value is: a neighbour of the incumbent
+    that is far worse looks far worse. Non-finite or constant values fall back to the copula.
+    """
+    values = np.asarray(values, dtype=float)
+    std = float(np.std(values)) if np.all(np.isfinite(values)) else 0.0
+    if len(values) >= 3 and std > 1e-12:
+        warped = _box_cox(1.0 + (values - values.min()) / std, _box_cox_exponent(values, std))
+        spread = float(np.std(warped))
+        if np.all(np.isfinite(warped)) and spread > 1e-12:
+            return (warped - warped.mean()) / spread
+    return standardise(values)
+
+
+def _box_cox(x: np.ndarray, exponent: float) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.log(x) if abs(exponent) < 1e-8 else (x**exponent - 1.0) / exponent
+
+
+def _box_cox_exponent(values: np.ndarray, std: float) -> float:
+    """The maximum-likelihood Box-Cox exponent in [−5, 5] for ``1 + (values − min) / std``."""
+    from scipy.optimize import minimize_scalar
+
+    x = 1.0 + (values - values.min()) / std
+    log_jacobian = float(np.log(x).sum())
+
+    def negative_log_likelihood(exponent: float) -> float:
+        var = float(np.var(_box_cox(x, exponent)))
+        if not np.isfinite(var) or var <= 0:
+            return np.inf
+        return 0.5 * len(x) * np.log(var) - (exponent - 1.0) * log_jacobian
+
+    return float(minimize_scalar(negative_log_likelihood, bounds=(-5.0, 5.0), method="bounded").x)
+
+
+def blend_standardise(values: np.ndarray) -> np.ndarray:
+    """The mean of the copula's and the power transform's z-scores, z-scored again.
+
+    Each alone loses something the search needs: the copula's ranks keep near-equal values near
+    the optimum apart (a plateau's or a table's near-ties) but say nothing of how much worse a
+    value is, and the power transform keeps magnitudes but can merge near-ties. Their mean is
+    again an increasing function of the values (the order is kept) and keeps half of each.
+    """
+    blend = standardise(values) + power_standardise(values)
+    spread = float(np.std(blend))
+    return (blend - np.mean(blend)) / (spread if spread > 1e-12 else 1.0)
+
+
+WARPINGS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "copula": standardise,
+    "blend": blend_standardise,
+}
+"""The objective's target warpings by name (a constraint's targets are never warped)."""
 
 
 def average_ranks(values: np.ndarray) -> np.ndarray:
@@ -139,9 +199,10 @@ def build_gp(
     values: np.ndarray,
     make_kernel: Callable[[], Kernel],
     constraint: bool = False,
+    warping: str = "copula",
 ) -> SingleTaskGP:
-    """The (unfitted) GP of :func:`fit_gp`: standardised, negated ``values`` at ``X``."""
-    transform = constraint_standardise if constraint else standardise
+    """The (unfitted) GP of :func:`fit_gp`: warped, standardised, negated ``values`` at ``X``."""
+    transform = constraint_standardise if constraint else WARPINGS[warping]
     return SharedTrainGP(
         torch.as_tensor(X, dtype=DTYPE),
         torch.as_tensor(-transform(np.asarray(values, dtype=float)), dtype=DTYPE)[:, None],
@@ -160,18 +221,20 @@ def fit_gp(
     warm_start: Mapping[str, torch.Tensor] | None = None,
     warm_maxiter: int = FIT_MAXITER,
     constraint: bool = False,
+    warping: str = "copula",
 ) -> tuple[SingleTaskGP, dict[str, torch.Tensor]]:
     """A GP of the standardised, negated ``values`` at ``X``, hyper-parameters fitted by MAP.
 
     Tries a warm-started fit (from ``warm_start``, the parameters of a previous fit, at most
     ``warm_maxiter`` L-BFGS-B iterations), then a fit from the priors' defaults; if both fail it
     keeps the warm-start (or default) hyper-parameters unfitted and logs a warning. Returns the
-    model and its parameters for the next warm start. Targets are Gaussian-copula ranks, or
-    for a ``constraint`` affinely standardised with :func:`constraint_likelihood`'s noise.
+    model and its parameters for the next warm start. Targets are warped by ``warping`` (a
+    :data:`WARPINGS` name), or for a ``constraint`` affinely standardised with
+    :func:`constraint_likelihood`'s noise.
     """
 
     def build() -> SingleTaskGP:
-        return build_gp(X, values, make_kernel, constraint)
+        return build_gp(X, values, make_kernel, constraint, warping)
 
     starts = [warm_start, None] if warm_start is not None else [None]
     model = build()

@@ -212,22 +212,25 @@ def fit_or_condition(
     every: int = 1,
     warm_maxiter: int | None = None,
     constraint: bool = False,
+    warping: str = "copula",
 ):
     """:func:`refit_or_reuse` for a GP of :func:`common.gp.fit_gp` (at most ``warm_maxiter``
-    iterations from a warm start; :data:`common.gp.FIT_MAXITER` if ``None``); a ``constraint``'s
-    model has its own targets and noise."""
+    iterations from a warm start; :data:`common.gp.FIT_MAXITER` if ``None``; targets warped by
+    ``warping``); a ``constraint``'s model has its own targets and noise."""
     from common.gp import FIT_MAXITER, build_gp, fit_gp
 
     return refit_or_reuse(
         strategy,
         key,
         len(values),
-        lambda: build_gp(X, values, make_kernel, constraint),
+        lambda: build_gp(X, values, make_kernel, constraint, warping),
         lambda params: fit_gp(
-            X, values, make_kernel, params, warm_maxiter or FIT_MAXITER, constraint
+            X, values, make_kernel, params, warm_maxiter or FIT_MAXITER, constraint, warping
         ),
         every,
-        lambda rows: fit_gp(X[rows], values[rows], make_kernel, None, FIT_MAXITER, constraint),
+        lambda rows: fit_gp(
+            X[rows], values[rows], make_kernel, None, FIT_MAXITER, constraint, warping
+        ),
     )
 
 

@@ -17,7 +17,9 @@ class MixboSampler(MixedBOSampler):
 
     It runs CASMOPOLITAN's trust regions on every space: of our three methods, the one with
     the best results on the spaces users run (categorical-rich, mixed, and integers and
-    floats only); the measurements behind the rule are in :mod:`common.mixbo`.
+    floats only). Its GP is fitted to targets that keep both the ranks and the magnitudes of the
+    values (the blend warping; :class:`CasmopolitanSampler` keeps the paper's ranks); the
+    measurements behind the rule are in :mod:`common.mixbo`.
 
     Example::
 

@@ -52,6 +52,51 @@ def test_standardisation_keeps_the_order_and_ties_of_any_values() -> None:
     assert np.allclose(standardise(values * 1e3 + 5.0), z)  # only the ranks matter
 
 
+def test_power_warping_keeps_order_and_magnitudes_whatever_the_offset_and_units() -> None:
+    from common.gp import power_standardise
+
+    values = np.array([0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.5, 5.0])
+    z = power_standardise(values)
+    assert np.all(np.diff(z) > 0)  # order kept
+    assert z.mean() == pytest.approx(0.0, abs=1e-12) and z.std() == pytest.approx(1.0)
+    assert np.allclose(power_standardise(values * 1e3 + 123.0), z)  # offset and units do not matter
+    # Magnitudes kept: 0.5 and 5.0 are far worse than the cluster near the optimum; the copula
+    # spaces all eight values evenly, the power transform keeps the cluster's steps small.
+    copula = standardise(values)
+    assert (z[6] - z[5]) / (z[1] - z[0]) > 5.0 * (copula[6] - copula[5]) / (copula[1] - copula[0])
+    # The outlier does not flatten the cluster into one value (a plain z-score would).
+    assert (z[1] - z[0]) > 10.0 * (values[1] - values[0]) / values.std()
+
+
+def test_power_warping_falls_back_to_ranks_where_it_cannot_be_fitted() -> None:
+    from common.gp import power_standardise
+
+    for values in (np.array([1.0, 2.0]), np.array([3.0, 3.0, 3.0]), np.array([1.0, np.inf, 2.0])):
+        np.testing.assert_array_equal(power_standardise(values), standardise(values))
+
+
+def test_blend_warping_keeps_near_ties_apart_and_far_values_far() -> None:
+    from common.gp import blend_standardise, power_standardise
+
+    values = np.array([0.0, 1e-4, 2e-4, 1.0, 1.1, 1.2, 1.3, 50.0])  # near-ties at the optimum
+    z, power, copula = blend_standardise(values), power_standardise(values), standardise(values)
+    assert np.all(np.diff(z) > 0)  # order kept
+    assert z.mean() == pytest.approx(0.0, abs=1e-12) and z.std() == pytest.approx(1.0)
+    assert np.allclose(blend_standardise(values * 7.0 - 3.0), z)
+    assert (z[1] - z[0]) > 5.0 * (power[1] - power[0])  # near-ties resolved, as by the ranks
+    assert (z[7] - z[6]) > 2.0 * (copula[7] - copula[6])  # the far value kept far, unlike ranks
+
+
+def test_a_gp_is_fitted_to_the_warping_it_names() -> None:
+    from common.gp import WARPINGS
+
+    X, y = _smooth_data(12)
+    for name, warp in WARPINGS.items():
+        model = build_gp(X, np.exp(4 * y), lambda: matern_kernel([0, 1]), warping=name)
+        np.testing.assert_allclose(model.train_targets.numpy(), -warp(np.exp(4 * y)))
+    assert not np.allclose(WARPINGS["blend"](np.exp(4 * y)), WARPINGS["copula"](np.exp(4 * y)))
+
+
 def test_average_ranks_are_scipys_ranks_with_ties() -> None:
     from scipy.stats import rankdata
 
