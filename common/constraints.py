@@ -21,7 +21,7 @@ large improvement and one chance in a thousand of being feasible beat a sure sma
 the boundary (the pressure vessel's optimum lies on one), again and again.
 
 The constraint models' targets are the values standardised affinely
-(:func:`common.gp.constraint_standardise`; the objective's model uses Gaussian-copula ranks), as
+(:func:`common.gp.constraint_standardise`; the objective's model uses warped targets), as
 Optuna's GPSampler does: "c_k ≤ 0" is an exact threshold on the model's scale, and a linear
 constraint stays linear, which a stationary GP extrapolates correctly far from the trials. (Ranks,
 and a signed logarithm, bent them: the models then called the far corners of the pressure vessel's

@@ -280,7 +280,7 @@ def penalize(
 def best_model_value(model: Model) -> float:
     """``M``: the largest posterior mean at the observed inputs (the model's incumbent value).
 
-    Not the largest observed target: with noise (and copula-transformed targets, whose extremes
+    Not the largest observed target: with noise (and warped targets, whose extremes
     sit far out) the model never reaches it, and ``|μ(x_j) − M|`` would stay large even at the
     incumbent, where PLAyBOOK's penalised region should shrink to nothing (its property (i)).
     """
