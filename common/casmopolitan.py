@@ -139,10 +139,17 @@ class Casmopolitan(Strategy):
                 return casmopolitan_kernel(cont, cat)
 
             model = self._model(space, X, history.values, kernel)
-            fit = constraint_fitter(self, ("casmopolitan", space), X, kernel)
+            fit = constraint_fitter(self, self._fit_key(space), X, kernel)
             feasible = feasibility(history, model.train_targets.detach().numpy(), fit)
             pick = self._local_picker(space, model, X, state, feasible)
         return space.decode(select_sequentially(pick, n, seen, busy, space, rng))
+
+    def _fit_key(self, space: MixedSpace) -> tuple:
+        """The warm-start key of this space's fits: fits to other targets (another warping) are
+        not this model's, even where a study's workers run both."""
+        if self.options.warping == "copula":
+            return ("casmopolitan", space)
+        return ("casmopolitan", self.options.warping, space)
 
     def _model(self, space: MixedSpace, X: np.ndarray, y: np.ndarray, make_kernel: Callable):
         """The GP: hyper-parameters refitted (warm-started) on every ``refit_every``-th history
@@ -150,7 +157,7 @@ class Casmopolitan(Strategy):
         otherwise the previous fit's hyper-parameters conditioned on all the data."""
         return fit_or_condition(
             self,
-            ("casmopolitan", space),
+            self._fit_key(space),
             X,
             y,
             make_kernel,

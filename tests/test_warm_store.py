@@ -85,6 +85,24 @@ def test_a_new_worker_starts_from_the_fits_stored_with_the_study(name) -> None:
     assert cold[1] != continued[1]
 
 
+def test_a_worker_does_not_adopt_fits_to_other_targets() -> None:
+    """`MixboSampler` (blended targets) and `CasmopolitanSampler` (copula ranks) run the same
+    model on different targets: on a study where only the other ran, a new worker fits afresh."""
+    study = optuna.create_study(sampler=CasmopolitanSampler(seed=3, n_startup_trials=5))
+    study.optimize(objective, n_trials=9)
+    assert _stored_fits(study.trials[-1])
+    params, fits = [], []
+    for strip in (False, True):
+        other = _study_of(study.trials, strip)
+        other.sampler = MixboSampler(seed=3, n_startup_trials=5)
+        objective(trial := other.ask())
+        params.append(trial.params)
+        fits.append(loads(other.sampler._engine.warm_fits()))
+    ours = set(fits[1])  # the fits of a worker that found none stored
+    assert params[0] == params[1] and ours and ours <= set(fits[0])
+    assert all(torch.equal(fits[0][d][k], fits[1][d][k]) for d in ours for k in fits[1][d])
+
+
 def test_stored_fits_that_do_not_fit_the_model_are_ignored(optuna_logs) -> None:
     study = optuna.create_study(sampler=CoCaBOSampler(seed=0, n_startup_trials=3))
     study.optimize(objective, n_trials=5)
