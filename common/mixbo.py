@@ -18,7 +18,8 @@ incumbent's far worse integer neighbours look close); with the power transform a
 where near-equal values must stay apart (Ackley-5C stuck one category off, 0.333; the HPOLib
 tables no longer reached their optimum). At 10 seeds on the 13 public problems the blend is at
 least as good as the better of TPE and GPSampler on 11 (copula 9, power transform 11, the latter
-with an Ackley-5C tie on that plateau), and on 6 of 7 further problems it was not tuned on
+with an Ackley-5C tie on that plateau; at 20 seeds the blend's count is 8, three of its five
+losses within noise), and on 6 of 7 further problems it was not tuned on
 (copula 6, power transform 5); the closing note of the session that chose it has the table. Its
 Ackley-5C median at 10 seeds (0.006) did not hold at 20 (0.333, the copula's 0.036).
 """
