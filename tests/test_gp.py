@@ -87,6 +87,12 @@ def test_blend_warping_keeps_near_ties_apart_and_far_values_far() -> None:
     assert (z[7] - z[6]) > 2.0 * (copula[7] - copula[6])  # the far value kept far, unlike ranks
 
 
+def test_casmopolitans_warping_names_are_the_gp_modules() -> None:
+    from common import casmopolitan
+
+    assert set(casmopolitan.WARPINGS) == set(gp.WARPINGS)
+
+
 def test_a_gp_is_fitted_to_the_warping_it_names() -> None:
     from common.gp import WARPINGS
 
@@ -111,16 +117,16 @@ def test_average_ranks_are_scipys_ranks_with_ties() -> None:
         np.testing.assert_array_equal(average_ranks(values), rankdata(values))
 
 
-def test_copula_standardisation_does_not_import_scipy_stats() -> None:
+def test_warpings_do_not_import_scipy_stats() -> None:
     """A new worker's first suggestion should not pay for importing ``scipy.stats`` (0.2 s of
-    CPU): the copula standardisation uses ``scipy.special`` only."""
+    CPU): the copula uses ``scipy.special`` only, the power transform ``scipy.optimize``."""
     import subprocess
     import sys
 
     code = (
         "import sys, numpy as np\n"
-        "from common.gp import standardise\n"
-        "standardise(np.array([3.0, 1.0, 2.0, 2.0]))\n"
+        "from common.gp import WARPINGS\n"
+        "for warp in WARPINGS.values(): warp(np.array([3.0, 1.0, 2.0, 2.0, 7.0]))\n"
         "print('scipy.stats' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
