@@ -52,15 +52,13 @@ from common.gp import (
 )
 from common.kernels import matern_kernel
 from common.log import warn
+from common.map_fit import MAPObjective
 
 N_SCREEN = 8  # random initialisations scored by the MAP objective at a full restart
 N_RANDOM_RESTARTS = 1  # best-scored random initialisations refined by L-BFGS-B at a full restart
 RESTART_EVERY = 10  # full restarts when the number of observations is a multiple of this
 WARM_MAXITER = 10  # L-BFGS-B iterations from the previous fit (tracks the optimum as data grows)
 RESTART_MAXITER = 25  # L-BFGS-B iterations from a random initialisation
-# Objective evaluations per L-BFGS-B run, per allowed iteration: a run takes about one evaluation
-# per iteration (the line search rarely backtracks), so this bounds only pathological runs.
-MAXFUN_PER_ITER = 3
 
 # Bounds of the raw (log-space) hyper-parameters during the fit, by the parameter's name.
 _RAW_BOUNDS = {
@@ -127,7 +125,7 @@ def fit_fm_gp(
     The work is bounded by iteration counts, so a fit is a deterministic function of its inputs.
     """
     model = build_fm_gp(layout, Z, values, constraint)
-    objective = _MAPObjective(model)
+    objective = MAPObjective(model, _raw_bounds(model), _LOG_PARAMS)
     runs: list[tuple[dict[str, torch.Tensor], int]] = []
     if warm_start is not None and load_parameters(model, warm_start):
         runs.append((model_parameters(model), WARM_MAXITER))
@@ -162,91 +160,16 @@ def fit_fm_gp(
     return model, best_params
 
 
-class _MAPObjective:
-    """The negative log posterior of the log hyper-parameters (marginal likelihood + log priors).
-
-    Computed directly with a Cholesky factor (no gpytorch MLL machinery, about a third faster) and
-    minimised by scipy's L-BFGS-B over the raw, log-space parameters within ``_RAW_BOUNDS``.
-    """
-
-    def __init__(self, model: SingleTaskGP):
-        self.model = model
-        self.X = model.train_inputs[0]
-        self.y = model.train_targets
-        self.eye = torch.eye(len(self.y), dtype=self.y.dtype)
-        self.params = [p for _, p in model.named_parameters()]
-        self.bounds = [
-            _RAW_BOUNDS.get(name.rsplit(".", 1)[-1], (None, None))
-            for name, p in model.named_parameters()
-            for _ in range(p.numel())
-        ]
-        self.priors = list(model.named_priors())
-        # log-space parameters: their log-Jacobian turns the prior density into one of log θ
-        self.log_params = [
-            p for name, p in model.named_parameters() if name.rsplit(".", 1)[-1] in _LOG_PARAMS
-        ]
-
-    def _loss(self) -> torch.Tensor:
-        model = self.model
-        K = model.covar_module(self.X).to_dense() + model.likelihood.noise * self.eye
-        L = torch.linalg.cholesky(K)
-        r = (self.y - model.mean_module.constant).unsqueeze(-1)
-        a = torch.cholesky_solve(r, L)
-        loss = 0.5 * (r * a).sum() + L.diagonal().log().sum()
-        for _, module, prior, closure, _ in self.priors:
-            loss = loss - prior.log_prob(closure(module)).sum()
-        for raw in self.log_params:  # value = exp(raw) + floor, so log |d value / d raw| = raw
-            loss = loss - raw.sum()
-        return loss / len(self.y)
-
-    def value(self) -> float:
-        try:
-            with torch.no_grad():
-                value = float(self._loss())
-        except Exception:  # e.g. a non-PD matrix at a bad initialisation
-            return math.inf
-        return value if math.isfinite(value) else math.inf
-
-    def minimise(self, maxiter: int) -> float:
-        from scipy.optimize import minimize
-
-        def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
-            self._set(x)
-            for p in self.params:
-                p.grad = None
-            try:
-                loss = self._loss()
-                loss.backward()
-            except Exception:  # not PD here: a large value sends the line search back
-                return 1e10, np.zeros_like(x)
-            value = loss.item()
-            grad = np.concatenate([_grad(p) for p in self.params])
-            if not math.isfinite(value) or not np.all(np.isfinite(grad)):
-                return 1e10, np.zeros_like(x)
-            return value, grad
-
-        x0 = np.concatenate([p.detach().reshape(-1).numpy() for p in self.params])
-        lower = [-np.inf if lo is None else lo for lo, _ in self.bounds]
-        upper = [np.inf if hi is None else hi for _, hi in self.bounds]
-        x0 = np.clip(x0, lower, upper)
-        options = {"maxiter": maxiter, "maxfun": MAXFUN_PER_ITER * maxiter}
-        result = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=self.bounds, options=options)
-        self._set(result.x)
-        return self.value()
-
-    def _set(self, x: np.ndarray) -> None:
-        with torch.no_grad():
-            i = 0
-            for p in self.params:
-                p.copy_(torch.as_tensor(x[i : i + p.numel()], dtype=p.dtype).reshape(p.shape))
-                i += p.numel()
-
-
-def _grad(p: torch.Tensor) -> np.ndarray:
-    return np.zeros(p.numel()) if p.grad is None else p.grad.detach().reshape(-1).numpy()
-
-
 # ------------------------------------------------------------------------------------ helpers
+def _raw_bounds(model: SingleTaskGP) -> list[tuple[float | None, float | None]]:
+    """:data:`_RAW_BOUNDS` per scalar parameter, in ``named_parameters`` order."""
+    return [
+        _RAW_BOUNDS.get(name.rsplit(".", 1)[-1], (None, None))
+        for name, p in model.named_parameters()
+        for _ in range(p.numel())
+    ]
+
+
 def _initialise(model: SingleTaskGP, rng: np.random.Generator) -> None:
     """Random hyper-parameters from the reference's restart ranges (lengthscales in [0,1] units)."""
     covar = model.covar_module

@@ -7,18 +7,17 @@ convention, while the history stores values to minimise.
 
 from __future__ import annotations
 
-import warnings
+import math
 from collections.abc import Callable, Mapping
 
 import numpy as np
 import torch
 from botorch.models import SingleTaskGP
 from botorch.models.utils.gpytorch_modules import get_gaussian_likelihood_with_lognormal_prior
-from botorch.optim.fit import fit_gpytorch_mll_scipy
 from gpytorch.kernels import Kernel
-from gpytorch.mlls import ExactMarginalLogLikelihood
 
 from common.log import warn
+from common.map_fit import MAPObjective
 
 DTYPE = torch.float64
 FIT_MAXITER = 200  # iteration cap: the result does not depend on the machine's load
@@ -236,27 +235,21 @@ def fit_gp(
     :data:`WARPINGS` name), or for a ``constraint`` affinely standardised with
     :func:`constraint_likelihood`'s noise.
     """
-
-    def build() -> SingleTaskGP:
-        return build_gp(X, values, make_kernel, constraint, warping)
-
     starts = [warm_start, None] if warm_start is not None else [None]
     for start in starts:
-        model = build()
+        model = build_gp(X, values, make_kernel, constraint, warping)
         if start is not None and not load_parameters(model, start):
             continue
-        mll = ExactMarginalLogLikelihood(model.likelihood, model)
+        maxiter = FIT_MAXITER if start is None else warm_maxiter
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                maxiter = FIT_MAXITER if start is None else warm_maxiter
-                fit_gpytorch_mll_scipy(mll, options={"maxiter": maxiter})
-            if all(torch.isfinite(p).all() for p in model.parameters()):
-                model.eval()
-                return model, model_parameters(model)
+            loss = MAPObjective(model).minimise(maxiter)
         except Exception as err:  # numerical failure of the fit: try the next start
             warn(f"GP hyper-parameter fit failed ({err}); retrying from defaults.", cause="gp fit")
-    model = build()
+            continue
+        if math.isfinite(loss) and all(torch.isfinite(p).all() for p in model.parameters()):
+            model.eval()
+            return model, model_parameters(model)
+    model = build_gp(X, values, make_kernel, constraint, warping)
     if warm_start is not None:
         load_parameters(model, warm_start)
     warn("GP hyper-parameter fit failed; using unfitted hyper-parameters.", cause="gp defaults")

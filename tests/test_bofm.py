@@ -153,7 +153,7 @@ def test_numerical_failures_degrade_with_a_warning(monkeypatch, caplog):
     def broken(*args, **kwargs):
         raise RuntimeError("cholesky failed")
 
-    monkeypatch.setattr(fm_model._MAPObjective, "minimise", broken)
+    monkeypatch.setattr(fm_model.MAPObjective, "minimise", broken)
     history = _history(12)
     logger = logging.getLogger("mixbo")  # the core's logger outside an adapter
     logger.addHandler(caplog.handler)

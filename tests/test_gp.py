@@ -200,7 +200,7 @@ def test_a_failing_fit_falls_back_without_raising(fitted, monkeypatch, caplog) -
     def broken(*args, **kwargs):
         raise RuntimeError("cholesky failed")
 
-    monkeypatch.setattr(gp, "fit_gpytorch_mll_scipy", broken)
+    monkeypatch.setattr(gp.MAPObjective, "minimise", broken)
     logger = logging.getLogger("mixbo")  # the core's logger outside an adapter
     logger.addHandler(caplog.handler)
     try:
@@ -219,13 +219,13 @@ def test_a_failing_fit_falls_back_without_raising(fitted, monkeypatch, caplog) -
 def test_a_warm_started_fit_stops_at_its_own_cap(fitted, monkeypatch) -> None:
     X, y, _, params = fitted
     caps = []
-    real = gp.fit_gpytorch_mll_scipy
+    real = gp.MAPObjective.minimise
 
-    def spy(mll, options):
-        caps.append(options["maxiter"])
-        return real(mll, options=options)
+    def spy(objective, maxiter):
+        caps.append(maxiter)
+        return real(objective, maxiter)
 
-    monkeypatch.setattr(gp, "fit_gpytorch_mll_scipy", spy)
+    monkeypatch.setattr(gp.MAPObjective, "minimise", spy)
     fit_gp(X, y, lambda: matern_kernel([0, 1]), warm_maxiter=7)  # no warm start: the full cap
     fit_gp(X, y, lambda: matern_kernel([0, 1]), warm_start=params, warm_maxiter=7)
     fit_gp(X, y, lambda: matern_kernel([0, 1]), warm_start=params)
@@ -319,3 +319,61 @@ def test_gpytorch_asks_shared_train_gp_for_the_candidates_covariances(monkeypatc
     with torch.no_grad():
         model.posterior(torch.rand(5, 1, 2, dtype=DTYPE))
     assert calls
+
+
+# ---------------------------------------------------------------------- the MAP objective
+@pytest.mark.parametrize("kind", ["casmopolitan", "cocabo", "constraint"])
+def test_the_map_objective_is_gpytorchs_marginal_likelihood_with_priors(kind) -> None:
+    """Same value (less ½ log 2π) and same gradient as gpytorch's ``ExactMarginalLogLikelihood``,
+    away from the initial hyper-parameters, for each kernel and likelihood the methods fit."""
+    import math
+
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    from common.kernels import cocabo_kernel
+    from common.map_fit import MAPObjective
+
+    rng = np.random.default_rng(1)
+    X = np.c_[rng.random((30, 2)), rng.integers(0, 4, (30, 2))]
+    y = X[:, 0] ** 2 + (X[:, 2] == 1) + 0.3 * X[:, 3]
+    make = cocabo_kernel if kind == "cocabo" else casmopolitan_kernel
+    model = build_gp(X, y, lambda: make([0, 1], [2, 3]), constraint=kind == "constraint")
+    objective = MAPObjective(model)
+    with torch.no_grad():  # every parameter moved; one with a floor (raw = value) scaled
+        bounded = iter([lower is not None for lower, _ in objective.bounds])
+        for p in objective.params:
+            for i in range(p.numel()):
+                step = rng.normal(0, 0.5)
+                p.view(-1)[i] = (
+                    p.view(-1)[i] * np.exp(step) if next(bounded) else p.view(-1)[i] + step
+                )
+    mll = ExactMarginalLogLikelihood(model.likelihood, model)
+
+    def loss_and_grads(compute):
+        model.zero_grad()
+        loss = compute()
+        loss.backward()
+        return loss.item(), [p.grad.clone() for p in objective.params]
+
+    ours, our_grads = loss_and_grads(objective._loss)
+    theirs, their_grads = loss_and_grads(
+        lambda: -mll(model(*model.train_inputs), model.train_targets)
+    )
+    assert ours + 0.5 * math.log(2 * math.pi) == pytest.approx(theirs, rel=1e-9)
+    for a, b in zip(our_grads, their_grads, strict=True):
+        assert torch.allclose(a, b, rtol=1e-7, atol=1e-10)
+    assert any(b.abs().max() > 1e-3 for b in their_grads)  # a gradient to compare
+
+
+def test_the_map_objective_keeps_the_noise_floor_as_a_bound() -> None:
+    """A noise constraint without a transform is a bound of the raw parameter (BoTorch's rule)."""
+    from common.map_fit import MAPObjective
+
+    X, y = _smooth_data()
+    X[:, 1] = X[:, 1] > 0.5  # a categorical column
+    objective = MAPObjective(build_gp(X, y, lambda: casmopolitan_kernel([0], [1])))
+    names = [n for n, p in objective.model.named_parameters() for _ in range(p.numel())]
+    bounds = dict(zip(names, objective.bounds, strict=True))
+    floor = objective.model.likelihood.noise_covar.raw_noise_constraint.lower_bound
+    assert bounds["likelihood.noise_covar.raw_noise"] == (pytest.approx(float(floor)), None)
+    assert bounds["covar_module.raw_outputscale"] == (None, None)  # softplus: unbounded raw

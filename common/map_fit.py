@@ -1,0 +1,131 @@
+"""MAP fits of a GP's hyper-parameters: the negative log posterior computed directly from a
+Cholesky factor and minimised by scipy's L-BFGS-B over the raw parameters.
+
+The objective is the exact log marginal likelihood (Rasmussen and Williams 2006, Eq 2.30) plus the
+log priors the model registers, negated and per observation: gpytorch's
+``ExactMarginalLogLikelihood`` as BoTorch minimises it, less the constant ``½ log 2π``. It is
+computed here without gpytorch's MLL and BoTorch's closure machinery, whose bookkeeping costs more
+than the linear algebra of a few hundred observations (one evaluation with its gradient at 100
+observations of the 9-parameter mixed space, one thread: 2.6 ms through BoTorch, 1.5 ms here).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+
+import numpy as np
+import torch
+
+# Objective evaluations per L-BFGS-B run, per allowed iteration: a run takes about one evaluation
+# per iteration (the line search rarely backtracks), so this bounds only pathological runs.
+MAXFUN_PER_ITER = 3
+FAILED = 1e10  # the loss where the covariance is not positive definite: the line search backs off
+
+Bounds = Sequence[tuple[float | None, float | None]]
+
+
+class MAPObjective:
+    """The negative log posterior of ``model``'s raw hyper-parameters per observation.
+
+    ``bounds`` holds one ``(lower, upper)`` pair per scalar parameter, in ``named_parameters``
+    order; by default each constrained parameter's bounds in raw space, as BoTorch derives them
+    (a noise floor without a transform becomes a lower bound; a softplus or sigmoid keeps its raw
+    parameter unbounded). Parameters named in ``log_params`` are log-space values (``value =
+    exp(raw) + floor``): their log-Jacobian turns each prior's density into one of ``raw``.
+    """
+
+    def __init__(
+        self, model, bounds: Bounds | None = None, log_params: Collection[str] = ()
+    ) -> None:
+        self.model = model
+        self.X = model.train_inputs[0]
+        self.y = model.train_targets
+        self.eye = torch.eye(len(self.y), dtype=self.y.dtype)
+        named = list(model.named_parameters())
+        self.params = [p for _, p in named]
+        self.bounds = list(bounds) if bounds is not None else _constraint_bounds(model, named)
+        self.priors = list(model.named_priors())
+        self.log_params = [p for name, p in named if name.rsplit(".", 1)[-1] in log_params]
+
+    def _loss(self) -> torch.Tensor:
+        model = self.model
+        K = model.covar_module(self.X).to_dense() + model.likelihood.noise * self.eye
+        L = torch.linalg.cholesky(K)
+        r = (self.y - model.mean_module(self.X)).unsqueeze(-1)
+        a = torch.cholesky_solve(r, L)
+        loss = 0.5 * (r * a).sum() + L.diagonal().log().sum()
+        for _, module, prior, closure, _ in self.priors:
+            loss = loss - prior.log_prob(closure(module)).sum()
+        for raw in self.log_params:  # value = exp(raw) + floor, so log |d value / d raw| = raw
+            loss = loss - raw.sum()
+        return loss / len(self.y)
+
+    def value(self) -> float:
+        """The loss at the model's current parameters (``inf`` where it cannot be computed)."""
+        try:
+            with torch.no_grad():
+                value = float(self._loss())
+        except Exception:  # e.g. a non-PD matrix at a bad initialisation
+            return math.inf
+        return value if math.isfinite(value) else math.inf
+
+    def minimise(self, maxiter: int) -> float:
+        """At most ``maxiter`` L-BFGS-B iterations from the model's parameters, which are left at
+        the result; returns the loss there."""
+        from scipy.optimize import minimize
+
+        def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+            self._set(x)
+            for p in self.params:
+                p.grad = None
+            try:
+                loss = self._loss()
+                loss.backward()
+            except Exception:  # not PD here: a large value sends the line search back
+                return FAILED, np.zeros_like(x)
+            value = loss.item()
+            grad = np.concatenate([_grad(p) for p in self.params])
+            if not math.isfinite(value) or not np.all(np.isfinite(grad)):
+                return FAILED, np.zeros_like(x)
+            return value, grad
+
+        x0 = np.concatenate([p.detach().reshape(-1).numpy() for p in self.params])
+        lower = [-np.inf if lo is None else lo for lo, _ in self.bounds]
+        upper = [np.inf if hi is None else hi for _, hi in self.bounds]
+        x0 = np.clip(x0, lower, upper)
+        options = {"maxiter": maxiter, "maxfun": MAXFUN_PER_ITER * maxiter}
+        result = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=self.bounds, options=options)
+        self._set(result.x)
+        return self.value()
+
+    def _set(self, x: np.ndarray) -> None:
+        with torch.no_grad():
+            i = 0
+            for p in self.params:
+                p.copy_(torch.as_tensor(x[i : i + p.numel()], dtype=p.dtype).reshape(p.shape))
+                i += p.numel()
+
+
+def _constraint_bounds(model, named: list) -> list[tuple[float | None, float | None]]:
+    """Per scalar parameter of ``named``, its constraint's bounds in raw space (``None``:
+    unbounded)."""
+    from botorch.optim.utils import get_parameters_and_bounds
+
+    _, bounds = get_parameters_and_bounds(model)
+    out: list[tuple[float | None, float | None]] = []
+    for name, p in named:
+        lower, upper = (_finite_or_none(b) for b in bounds.get(name, (None, None)))
+        out += [(lower, upper)] * p.numel()
+    return out
+
+
+def _finite_or_none(bound) -> float | None:
+    if bound is None:
+        return None
+    value = float(bound)
+    return value if math.isfinite(value) else None
+
+
+def _grad(p: torch.Tensor) -> np.ndarray:
+    return np.zeros(p.numel()) if p.grad is None else p.grad.detach().reshape(-1).numpy()
