@@ -154,7 +154,11 @@ class Casmopolitan(Strategy):
     def _model(self, space: MixedSpace, X: np.ndarray, y: np.ndarray, make_kernel: Callable):
         """The GP: hyper-parameters refitted (warm-started) on every ``refit_every``-th history
         length (and per 1% of growth in long studies: :func:`common.strategy.refit_due`),
-        otherwise the previous fit's hyper-parameters conditioned on all the data."""
+        otherwise the previous fit's hyper-parameters conditioned on all the data. A refit
+        continues from the previous one for at most :data:`common.gp.WARM_FIT_MAXITER`
+        iterations."""
+        from common.gp import WARM_FIT_MAXITER
+
         return fit_or_condition(
             self,
             self._fit_key(space),
@@ -162,6 +166,7 @@ class Casmopolitan(Strategy):
             y,
             make_kernel,
             self.options.refit_every,
+            WARM_FIT_MAXITER,
             warping=self.options.warping,
         )
 

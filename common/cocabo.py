@@ -30,13 +30,6 @@ from common.strategy import (
     random_configs,
 )
 
-# A fit continued from the previous optimum stops after this many L-BFGS-B iterations. At 100
-# trials on the 9-parameter space the uncapped warm fit took 190 evaluations (87% of a suggestion);
-# capped, 32, and CoCaBO's results on Func3C/Pest (12 seeds) and Func2C/Func3C at 200 trials (10
-# seeds) did not get worse. Not applied to CASMOPOLITAN: on Ackley-5C its capped runs ended on the
-# 0.33 plateau in 6 of 10 seeds against 3 of 9 uncapped.
-WARM_FIT_MAXITER = 25
-
 
 @dataclass(frozen=True)
 class CoCaBOOptions(MethodOptions):
@@ -77,6 +70,7 @@ class CoCaBO(Strategy):
         from common.acquisition import maximize_continuous, upper_confidence_bound
         from common.bandit import draw_categories, draw_category_batch, replay_exp3
         from common.constraints import effective_values, feasibility
+        from common.gp import WARM_FIT_MAXITER
         from common.kernels import cocabo_kernel
 
         if len(history) == 0 or space.dim == 0:
