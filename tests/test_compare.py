@@ -602,3 +602,28 @@ def test_a_skip_reason_is_listed_once_for_all_the_problems_it_skipped() -> None:
         runs.append(report.RunData(problem, "hebo", 0, 1, "skipped", "hebo: cannot install"))
     skipped = next(line for line in report.table(runs).splitlines() if line.startswith("Skipped"))
     assert skipped == "Skipped: hebo on p1, p2 (hebo: cannot install)."
+
+
+def test_merged_runs_rebuild_one_report_and_refuse_a_run_counted_twice(tmp_path: Path) -> None:
+    """``benchmarks/merge_runs.py``: two runs' CSVs, one filtered, make one ``--report-only``
+    table; the same run in two sources is an error, not a doubled seed."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from merge_runs import merge
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    args = ["-p", "func2c", "--seeds", "2", "-n", "4", "--jobs", "1", "--no-progress", "-q"]
+    assert cli.main([*args, "-s", "random", "tpe", "-o", str(ours)]) == 0
+    assert cli.main([*args, "-s", "random", "--first-seed", "2", "-o", str(theirs)]) == 0
+    merged = tmp_path / "merged"
+    counts = merge(merged, [ours, theirs], ['sampler == "tpe" or seed == 0', ""])
+    assert counts == {"runs.csv": 5, "trials.csv": 20}  # tpe 0-1, random 0, random 2-3
+    with open(merged / "runs.csv", newline="") as f:
+        runs = {(row["sampler"], int(row["seed"])) for row in csv.DictReader(f)}
+    assert runs == {("tpe", 0), ("tpe", 1), ("random", 0), ("random", 2), ("random", 3)}
+    assert cli.main(["--report-only", str(merged)]) == 0
+    assert "random" in (merged / "results.md").read_text()
+    with pytest.raises(SystemExit, match="in both"):
+        merge(tmp_path / "twice", [ours, ours], ["", ""])
