@@ -27,8 +27,8 @@ FIT_MAXITER = 200  # iteration cap: the result does not depend on the machine's 
 # iterations on is creeping along flat ridges of the posterior (an output scale and a constant
 # mean drifting together, a mixture weight at its bound) that change the model little. At 100
 # trials of the 9-parameter mixed space (one thread) this took MixboSampler's median suggestion
-# from 0.45 to 0.15 s; quality at 100 trials within noise (20 seeds of Ackley-5C and Func3C, 10 of
-# Pest Control and bbob-mixint f10: the closing note of the session that made it).
+# from 0.45 to 0.15 s, with quality at 100 trials within noise on most problems and a cost in the
+# last digits on sharp optima (Func3C, bbob-mixint f13): README, "At scale".
 WARM_FIT_MAXITER = 25
 
 
