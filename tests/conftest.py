@@ -23,3 +23,20 @@ def ray_logs(caplog):
     caplog.handler.setLevel(logging.WARNING)
     yield caplog
     logger.removeHandler(caplog.handler)
+
+
+@pytest.fixture
+def fit_caps(monkeypatch) -> list[int]:
+    """The iteration cap of every GP hyper-parameter fit (``MAPObjective.minimise``) made while
+    the test runs, in order."""
+    from common.map_fit import MAPObjective
+
+    caps: list[int] = []
+    real = MAPObjective.minimise
+
+    def spy(objective, maxiter):
+        caps.append(maxiter)
+        return real(objective, maxiter)
+
+    monkeypatch.setattr(MAPObjective, "minimise", spy)
+    return caps

@@ -232,19 +232,11 @@ def test_expected_improvement_is_over_the_centres_observed_value(monkeypatch) ->
 
 
 def test_refits_continue_from_the_previous_fit_for_a_capped_number_of_iterations(
-    monkeypatch,
+    fit_caps,
 ) -> None:
     """The first fit runs to the full cap; later refits, warm-started, to ``WARM_FIT_MAXITER``."""
     import common.gp as gp
 
-    caps = []
-    real = gp.MAPObjective.minimise
-
-    def spy(objective, maxiter):
-        caps.append(maxiter)
-        return real(objective, maxiter)
-
-    monkeypatch.setattr(gp.MAPObjective, "minimise", spy)
     space = _mixed_space()
     strategy = Casmopolitan(CasmopolitanOptions(n_init=10))
     history = _history(space, _mixed_objective, 26, 3)
@@ -252,4 +244,4 @@ def test_refits_continue_from_the_previous_fit_for_a_capped_number_of_iterations
         part = History.from_lists(history.configs[:n], history.values[:n])
         assert not strategy.trust_region_state(space, part).needs_centre
         strategy.suggest(space, part, 1, np.random.default_rng(n))
-    assert caps == [gp.FIT_MAXITER] + [gp.WARM_FIT_MAXITER] * 3
+    assert fit_caps == [gp.FIT_MAXITER] + [gp.WARM_FIT_MAXITER] * 3
