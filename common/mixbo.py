@@ -16,12 +16,12 @@ a Box-Cox power transform's): with the copula, runs lost where how much worse a 
 matters (bbob-mixint f1, the sphere, 1.4e-4 against GPSampler's 8.5e-6: the ranks made the
 incumbent's far worse integer neighbours look close); with the power transform alone, runs lost
 where near-equal values must stay apart (Ackley-5C stuck one category off, 0.333; the HPOLib
-tables no longer reached their optimum). At 10 seeds on the 13 public problems the blend is at
+tables no longer reached their optimum). At 10 seeds on the 13 public problems the blend was at
 least as good as the better of TPE and GPSampler on 11 (copula 9, power transform 11, the latter
-with an Ackley-5C tie on that plateau; at 20 seeds the blend's count is 8, three of its five
-losses within noise), and on 6 of 7 further problems it was not tuned on
-(copula 6, power transform 5); the closing note of the session that chose it has the table. Its
-Ackley-5C median at 10 seeds (0.006) did not hold at 20 (0.333, the copula's 0.036).
+with an Ackley-5C tie on that plateau), and on 6 of 7 further problems it was not tuned on
+(copula 6, power transform 5): c2c1622, README "Ranks and magnitudes". With CASMOPOLITAN's refits
+capped (78b4d45): 11 of 13 at 10 seeds, 9 of 13 at 20 (four losses, three within noise), 5 of 7
+further problems (bbob-mixint f13 lost).
 """
 
 from __future__ import annotations
