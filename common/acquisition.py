@@ -10,7 +10,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
-from botorch.acquisition import AcquisitionFunction, UpperConfidenceBound
+from botorch.acquisition import (
+    AcquisitionFunction,
+    LogExpectedImprovement,
+    UpperConfidenceBound,
+)
 from botorch.exceptions.warnings import OptimizationWarning
 from botorch.generation.gen import gen_candidates_scipy
 from botorch.models.model import Model
@@ -34,9 +38,38 @@ def generate_candidates(*args, **kwargs):
     return out
 
 
+class _OnModelDevice:
+    """An analytic acquisition that takes the model's device and dtype as they are.
+
+    BoTorch's analytic acquisitions move the whole module to the candidates' device and dtype on
+    every call (``self.to(X)``), a walk over every sub-module that costs as much as a posterior at
+    a hundred observations; here models and candidates are always float64 on the CPU.
+    """
+
+    def _mean_and_sigma(self, X, compute_sigma: bool = True, min_var: float = 1e-12):
+        posterior = self.model.posterior(X=X, posterior_transform=self.posterior_transform)
+        mean = posterior.mean.squeeze(-2)
+        if not compute_sigma:
+            return mean, None
+        return mean, posterior.variance.clamp_min(min_var).sqrt().view(mean.shape)
+
+
+class _LogEI(_OnModelDevice, LogExpectedImprovement):
+    pass
+
+
+class _UCB(_OnModelDevice, UpperConfidenceBound):
+    pass
+
+
 def upper_confidence_bound(model: Model, kappa: float = 2.0) -> AcquisitionFunction:
     """GP-UCB ``μ + κσ`` (CoCaBO uses κ = 2)."""
-    return UpperConfidenceBound(model, beta=kappa**2)
+    return _UCB(model, beta=kappa**2)
+
+
+def log_expected_improvement(model: Model, best_f: float | torch.Tensor) -> AcquisitionFunction:
+    """Log expected improvement over ``best_f`` (Ament et al. 2023), BoTorch's."""
+    return _LogEI(model, best_f=best_f)
 
 
 def evaluate(acqf: AcquisitionFunction, X: np.ndarray) -> np.ndarray:

@@ -114,9 +114,7 @@ class BOFM(Strategy):
     def suggest(
         self, space: MixedSpace, history: History, n: int, rng: np.random.Generator
     ) -> list[dict[str, Any]]:
-        from botorch.acquisition import LogExpectedImprovement
-
-        from common.acquisition import evaluate
+        from common.acquisition import evaluate, log_expected_improvement
         from common.constraints import effective_values, feasibility
         from common.fm_kernel import FMLayout
 
@@ -148,7 +146,7 @@ class BOFM(Strategy):
         for _ in range(n):  # greedy batch: each pick joins the busy points of the next
             try:
                 acqf = self.busy_acquisition(
-                    lambda m: LogExpectedImprovement(m, best_f=best_f),
+                    lambda m: log_expected_improvement(m, best_f),
                     model,
                     np.vstack([busy, *rows]),
                     list(layout.cont_cols),

@@ -242,13 +242,11 @@ class Casmopolitan(Strategy):
         the incumbent's categories instead of trying new ones (Jones et al. 1998 use the observed
         best).
         """
-        from botorch.acquisition import LogExpectedImprovement
-
-        from common.acquisition import upper_confidence_bound
+        from common.acquisition import log_expected_improvement, upper_confidence_bound
 
         if self.options.acquisition == "ucb":
             return upper_confidence_bound(model, self.options.kappa)
-        return LogExpectedImprovement(model, best_f=incumbent)
+        return log_expected_improvement(model, incumbent)
 
 
 def select_sequentially(

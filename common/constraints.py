@@ -70,14 +70,12 @@ class Feasibility:
     def base(self, make_base: Callable) -> Callable:
         """The base acquisition of a constrained study: log EI over the best feasible observed
         value, or nothing (zero) before a feasible trial."""
-        from botorch.acquisition import LogExpectedImprovement
-
-        from common.acquisition import ZeroAcquisition
+        from common.acquisition import ZeroAcquisition, log_expected_improvement
 
         if self.best_f is None:
             return ZeroAcquisition
         best_f = self.best_f
-        return lambda model: LogExpectedImprovement(model, best_f=best_f)
+        return lambda model: log_expected_improvement(model, best_f)
 
     def weigh(self, acqf):
         """``acqf`` (a log acquisition) plus the log probability of feasibility."""

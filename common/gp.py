@@ -14,8 +14,10 @@ import numpy as np
 import torch
 from botorch.models import SingleTaskGP
 from botorch.models.utils.gpytorch_modules import get_gaussian_likelihood_with_lognormal_prior
+from botorch.posteriors import GPyTorchPosterior
 from gpytorch.kernels import Kernel
 
+from common.kernels import kernel_matrix
 from common.log import warn
 from common.map_fit import MAPObjective
 
@@ -194,6 +196,78 @@ class SharedTrainGP(SingleTaskGP):
     set, broadcast over the batch: the same posterior, without the copies (:mod:`common.fm_kernel`
     turns it into one matrix product).
     """
+
+    _predictive_cache: tuple[torch.Tensor, torch.Tensor] | None = None
+
+    def posterior(
+        self, X, output_indices=None, observation_noise=False, posterior_transform=None, **kwargs
+    ):
+        """BoTorch's posterior; for separate candidates (``X`` of shape ``(..., 1, d)``, what
+        every acquisition here scores) computed directly from a cached Cholesky factor of the
+        training covariance and the kernel's ``forward`` (:func:`common.kernels.kernel_matrix`).
+
+        The same mean ``m(x) + k(x, X) K̂⁻¹ (y − m)`` and variance ``k(x, x) − ‖L⁻¹ k(X, x)‖²``
+        (Rasmussen and Williams 2006, Eq 2.25–2.26) as gpytorch's exact prediction strategy,
+        without its lazy tensors: one candidate with its gradient at 100 observations of the
+        9-parameter mixed space takes about half the time. Joint posteriors of several points,
+        observation noise and transforms go through BoTorch.
+        """
+        train = self.train_inputs[0]
+        if (
+            output_indices is not None
+            or observation_noise is not False
+            or posterior_transform is not None
+            or kwargs
+            or X.dim() < 3
+            or X.shape[-2] != 1
+            or train.dim() != 2
+        ):
+            return super().posterior(
+                X,
+                output_indices=output_indices,
+                observation_noise=observation_noise,
+                posterior_transform=posterior_transform,
+                **kwargs,
+            )
+        from gpytorch.distributions import MultivariateNormal
+        from linear_operator.operators import DiagLinearOperator
+
+        if self.training:
+            self.eval()
+        L, alpha = self._cholesky_and_weights()
+        x = X.squeeze(-2)
+        cross = kernel_matrix(self.covar_module, x, train)  # (..., n)
+        mean = self.mean_module(x) + cross @ alpha
+        v = torch.linalg.solve_triangular(L, cross.unsqueeze(-1), upper=False).squeeze(-1)
+        prior_var = kernel_matrix(self.covar_module, x, x, diag=True)
+        variance = (prior_var - (v * v).sum(-1)).clamp_min(0.0)
+        mvn = MultivariateNormal(mean.unsqueeze(-1), DiagLinearOperator(variance.unsqueeze(-1)))
+        return GPyTorchPosterior(distribution=mvn)
+
+    def _cholesky_and_weights(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``L`` with ``L Lᵀ = K(X, X) + σ² I`` and ``K̂⁻¹ (y − m(X))``, computed once per model
+        in eval mode (without gradients: acquisitions differentiate in the candidates only)."""
+        if self._predictive_cache is None:
+            from linear_operator.utils.cholesky import psd_safe_cholesky
+
+            X, y = self.train_inputs[0], self.train_targets
+            with torch.no_grad():
+                K = kernel_matrix(self.covar_module, X, X)
+                K = K + self.likelihood.noise * torch.eye(len(y), dtype=K.dtype)
+                L = psd_safe_cholesky(K)
+                alpha = torch.cholesky_solve((y - self.mean_module(X)).unsqueeze(-1), L)
+            self._predictive_cache = (L, alpha.squeeze(-1))
+        return self._predictive_cache
+
+    def train(self, mode: bool = True):
+        """Leaving eval mode drops the cached factor (hyper-parameters may change)."""
+        if mode:
+            self._predictive_cache = None
+        return super().train(mode)
+
+    def set_train_data(self, *args, **kwargs):
+        self._predictive_cache = None
+        return super().set_train_data(*args, **kwargs)
 
     def _get_test_prior_mean_and_covariances(self, train_inputs, test_inputs, **kwargs):
         (train,), (test,) = train_inputs, test_inputs

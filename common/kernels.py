@@ -21,6 +21,20 @@ def _matches(x1: torch.Tensor, x2: torch.Tensor, diag: bool) -> torch.Tensor:
     return (x1.unsqueeze(-2) == x2.unsqueeze(-3)).to(x1.dtype)
 
 
+def kernel_matrix(kernel: Kernel, x1: torch.Tensor, x2: torch.Tensor, diag: bool = False):
+    """``kernel(x1, x2)`` as a dense tensor, through ``forward`` on the kernel's active columns.
+
+    What gpytorch's ``Kernel.__call__`` computes, without its lazy wrapper and checks: at a hundred
+    training rows these cost as much as the kernel's arithmetic, on every evaluation of a fit's
+    objective and of an acquisition.
+    """
+    if kernel.active_dims is not None:
+        x1 = x1.index_select(-1, kernel.active_dims)
+        x2 = x2.index_select(-1, kernel.active_dims)
+    out = kernel.forward(x1, x2, diag=diag)
+    return out if isinstance(out, torch.Tensor) else out.to_dense()
+
+
 class OverlapKernel(Kernel):
     """CoCaBO's overlap kernel: the fraction of categorical coordinates that agree (Ru et al. 2020).
 
@@ -58,8 +72,8 @@ class MixtureKernel(Kernel):
         self.initialize(raw_mix=self.raw_mix_constraint.inverse_transform(value.reshape(1)))
 
     def forward(self, x1, x2, diag: bool = False, last_dim_is_batch: bool = False, **params):
-        k_h = self.cat_kernel(x1, x2, diag=diag).to_dense()
-        k_x = self.cont_kernel(x1, x2, diag=diag).to_dense()
+        k_h = kernel_matrix(self.cat_kernel, x1, x2, diag)
+        k_x = kernel_matrix(self.cont_kernel, x1, x2, diag)
         lam = self.mix
         return (1 - lam) * (k_h + k_x) + lam * k_h * k_x
 

@@ -82,3 +82,28 @@ def test_cocabo_suggests_the_best_unseen_configuration_where_its_optimum_was_tri
     for seed in range(5):
         (config,) = strategy.suggest(space, history, 1, np.random.default_rng(seed))
         assert config not in configs
+
+
+def test_the_analytic_acquisitions_are_botorchs() -> None:
+    """Log EI and UCB, which skip BoTorch's per-call move to the candidates' device, give
+    BoTorch's values and gradients."""
+    import torch
+    from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
+
+    from common.gp import DTYPE, fit_gp
+    from common.kernels import casmopolitan_kernel
+
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.random((20, 2)), rng.integers(0, 3, 20)])
+    model, _ = fit_gp(X, X[:, 0] + X[:, 2], lambda: casmopolitan_kernel([0, 1], [2]))
+    C = torch.as_tensor(np.column_stack([rng.random((7, 2)), rng.integers(0, 3, 7)]), dtype=DTYPE)
+    pairs = [
+        (acquisition.log_expected_improvement(model, 0.3), LogExpectedImprovement(model, 0.3)),
+        (acquisition.upper_confidence_bound(model, 2.0), UpperConfidenceBound(model, beta=4.0)),
+    ]
+    for ours, theirs in pairs:
+        a, b = (C[:, None, :].clone().requires_grad_(True) for _ in range(2))
+        va, vb = ours(a), theirs(b)
+        assert torch.allclose(va, vb, rtol=1e-10)
+        va.sum().backward(), vb.sum().backward()
+        assert torch.allclose(a.grad, b.grad, rtol=1e-8, atol=1e-12)

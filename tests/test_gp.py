@@ -293,8 +293,9 @@ def test_shared_training_inputs_give_gpytorchs_posterior_and_gradients(kind: str
 
 
 def test_gpytorch_asks_shared_train_gp_for_the_candidates_covariances(monkeypatch) -> None:
-    """The speed-up rests on gpytorch calling the hook SharedTrainGP overrides; if a gpytorch
-    release stops calling it, this fails (the posterior would stay right, only slower)."""
+    """Joint posteriors of several candidates rest on gpytorch calling the hook SharedTrainGP
+    overrides; if a gpytorch release stops calling it, this fails (the posterior would stay
+    right, only slower). Separate candidates (``q = 1``) never reach gpytorch's prediction."""
     from common.gp import SharedTrainGP
 
     calls = []
@@ -310,7 +311,31 @@ def test_gpytorch_asks_shared_train_gp_for_the_candidates_covariances(monkeypatc
     model.eval()
     with torch.no_grad():
         model.posterior(torch.rand(5, 1, 2, dtype=DTYPE))
+        assert not calls
+        model.posterior(torch.rand(5, 3, 2, dtype=DTYPE))
     assert calls
+
+
+def test_the_cached_factor_follows_the_hyper_parameters_and_the_data() -> None:
+    """A model's separate-candidate posterior reuses its Cholesky factor in eval mode; a return
+    to training mode (a fit) or new training data drops it, so predictions never lag behind."""
+    X, y = _smooth_data()
+    model = build_gp(X, y, lambda: matern_kernel([0, 1]))
+    x = torch.rand(4, 1, 2, dtype=DTYPE, generator=torch.Generator().manual_seed(0))
+
+    def mean() -> torch.Tensor:
+        with torch.no_grad():
+            return model.posterior(x).mean.reshape(-1)
+
+    before = mean()
+    model.train()
+    with torch.no_grad():
+        model.covar_module.raw_lengthscale.add_(1.0)
+    model.eval()
+    refitted = mean()
+    assert not torch.allclose(before, refitted)
+    model.set_train_data(model.train_inputs[0][:10], model.train_targets[:10], strict=False)
+    assert not torch.allclose(refitted, mean())
 
 
 # ---------------------------------------------------------------------- the MAP objective
