@@ -238,9 +238,11 @@ class SharedTrainGP(SingleTaskGP):
         x = X.squeeze(-2)
         cross = kernel_matrix(self.covar_module, x, train)  # (..., n)
         mean = self.mean_module(x) + cross @ alpha
-        v = torch.linalg.solve_triangular(L, cross.unsqueeze(-1), upper=False).squeeze(-1)
+        # all candidates as the columns of one right-hand side (a batch of solves would copy L)
+        v = torch.linalg.solve_triangular(L, cross.reshape(-1, L.shape[-1]).T, upper=False)
+        explained = (v * v).sum(0).reshape(cross.shape[:-1])
         prior_var = kernel_matrix(self.covar_module, x, x, diag=True)
-        variance = (prior_var - (v * v).sum(-1)).clamp_min(0.0)
+        variance = (prior_var - explained).clamp_min(0.0)
         mvn = MultivariateNormal(mean.unsqueeze(-1), DiagLinearOperator(variance.unsqueeze(-1)))
         return GPyTorchPosterior(distribution=mvn)
 

@@ -394,3 +394,47 @@ def test_the_map_objective_keeps_the_noise_floor_as_a_bound() -> None:
     floor = objective.model.likelihood.noise_covar.raw_noise_constraint.lower_bound
     assert bounds["likelihood.noise_covar.raw_noise"] == (pytest.approx(float(floor)), None)
     assert bounds["covar_module.raw_outputscale"] == (None, None)  # softplus: unbounded raw
+
+
+def test_a_floored_parameter_is_searched_on_the_log_of_its_distance_to_the_floor() -> None:
+    """The optimiser's variable for a parameter bounded only below is ``log(x − floor)``:
+    values and gradients map back exactly, and a parameter on its floor can leave it."""
+    from common.map_fit import FloorLog
+
+    floors = FloorLog(np.array([1e-4, -np.inf, 0.0]), np.array([np.inf, np.inf, 1.0]))
+    x = np.array([3e-3, -2.0, 0.25])
+    t = floors.variable(x)
+    assert t[0] == pytest.approx(np.log(3e-3 - 1e-4)) and t[1:].tolist() == [-2.0, 0.25]
+    assert np.allclose(floors.value(t), x, rtol=1e-12)
+    assert np.allclose(floors.gradient(np.ones(3), x), [3e-3 - 1e-4, 1.0, 1.0])
+    assert floors.bounds([(1e-4, None), (None, None), (0.0, 1.0)])[0] == (None, None)
+    on_floor = floors.variable(np.array([1e-4, 0.0, 0.0]))[0]
+    assert np.isfinite(on_floor) and floors.value(np.array([on_floor, 0, 0]))[0] > 1e-4
+
+
+def test_a_fit_from_the_priors_converges_within_its_iteration_cap() -> None:
+    """At 100 noise-free observations of a mixed space, a MAP fit from the priors' defaults
+    stops because it converged, well before :data:`common.gp.FIT_MAXITER` (on the noise
+    variance's own scale it crept towards small noises until the cap)."""
+    from scipy import optimize
+
+    from common.map_fit import MAPObjective
+
+    rng = np.random.default_rng(1)
+    X = np.column_stack([rng.random((100, 4)), rng.integers(0, 5, (100, 2))])
+    y = ((X[:, :4] - 0.3) ** 2).sum(1) + (X[:, 4] != 2) + 0.5 * (X[:, 5] == 1)
+    model = build_gp(X, y, lambda: casmopolitan_kernel([0, 1, 2, 3], [4, 5]))
+    results = []
+    original = optimize.minimize
+
+    def spy(*args, **kwargs):
+        results.append(original(*args, **kwargs))
+        return results[-1]
+
+    optimize.minimize = spy
+    try:
+        MAPObjective(model).minimise(gp.FIT_MAXITER)
+    finally:
+        optimize.minimize = original
+    (result,) = results
+    assert result.nit < gp.FIT_MAXITER // 2 and "CONVERGENCE" in result.message
