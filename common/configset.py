@@ -71,6 +71,18 @@ class ConfigSet:
             return np.zeros(len(rows), dtype=bool)
         return np.fromiter((k in self._keys for k in self.keys(rows)), bool, count=len(rows))
 
+    def unseen(self, configs: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        """The configurations of ``configs`` that are not in the set (one outside the space is
+        not in it), encoded in one call where they all belong to the space."""
+        configs = list(configs)
+        if not configs:
+            return []
+        try:
+            inside = self.contains(self.space.encode(configs))
+        except (KeyError, ValueError, TypeError):
+            return [config for config in configs if config not in self]
+        return [config for config, seen in zip(configs, inside, strict=True) if not seen]
+
     def __contains__(self, config: Mapping[str, Any]) -> bool:
         row = self.encode(config)
         return row is not None and bool(self.contains(row)[0])

@@ -246,7 +246,7 @@ class MixedBOSampler(BaseSampler):
             _store_relative_params(study, trial, params, search_space)
             if suggestion.source == "model" and (fits := self._engine.warm_fits()):
                 _store_text(study, trial, _WARM_FITS_KEY, fits)
-            news = [p for p in self._held_elsewhere(study, trial, search_space) if p not in known]
+            news = known.unseen(self._held_elsewhere(study, trial, search_space))
             held = ConfigSet(space)
             held.add_configs(news)
             if params not in held:

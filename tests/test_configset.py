@@ -36,3 +36,16 @@ def test_configurations_of_another_space_are_skipped_and_the_rest_kept() -> None
     taken.add_configs([{"n": 2, "c": "a"}, {"n": 3}, {"n": 4, "c": "z"}, {"n": 5, "c": "b"}])
     assert len(taken) == 2
     assert {"n": 2, "c": "a"} in taken and {"n": 5, "c": "b"} in taken
+
+
+def test_unseen_keeps_the_configurations_not_in_the_set_in_order() -> None:
+    """What a claim check keeps of the others' configurations: those not in the set, in their
+    order, including any outside the space (``not in`` per configuration, in one encoding)."""
+    space = MixedSpace([Integer("n", 1, 9), Categorical("c", ("a", "b"))])
+    taken = ConfigSet(space)
+    taken.add_configs([{"n": 2, "c": "a"}, {"n": 5, "c": "b"}])
+    ours = [{"n": 3, "c": "a"}, {"n": 2, "c": "a"}, {"n": 5, "c": "a"}]
+    assert taken.unseen(ours) == [{"n": 3, "c": "a"}, {"n": 5, "c": "a"}]
+    foreign = [{"n": 5, "c": "b"}, {"n": 4}, {"n": 6, "c": "b"}]
+    assert taken.unseen(foreign) == [{"n": 4}, {"n": 6, "c": "b"}]
+    assert taken.unseen([]) == []
