@@ -198,7 +198,7 @@ class SharedTrainGP(SingleTaskGP):
     turns it into one matrix product).
     """
 
-    _predictive_cache: tuple[torch.Tensor, torch.Tensor] | None = None
+    _predictive_cache: tuple[torch.Tensor, ...] | None = None
 
     def posterior(
         self, X, output_indices=None, observation_noise=False, posterior_transform=None, **kwargs
@@ -249,28 +249,27 @@ class SharedTrainGP(SingleTaskGP):
 
     def _cholesky_and_weights(self) -> tuple[torch.Tensor, torch.Tensor]:
         """``L`` with ``L Lᵀ = K(X, X) + σ² I`` and ``K̂⁻¹ (y − m(X))``, computed once per model
-        in eval mode (without gradients: acquisitions differentiate in the candidates only)."""
-        if self._predictive_cache is None:
+        and training data in eval mode (without gradients: acquisitions differentiate in the
+        candidates only). New training data (``set_train_data``, a model conditioned on
+        fantasies, which copies this one) is a new factor."""
+        X, y = self.train_inputs[0], self.train_targets
+        cache = self._predictive_cache
+        if cache is None or cache[0] is not X or cache[1] is not y:
             from linear_operator.utils.cholesky import psd_safe_cholesky
 
-            X, y = self.train_inputs[0], self.train_targets
             with torch.no_grad():
                 K = kernel_matrix(self.covar_module, X, X)
                 K = K + self.likelihood.noise * torch.eye(len(y), dtype=K.dtype)
                 L = psd_safe_cholesky(K)
                 alpha = torch.cholesky_solve((y - self.mean_module(X)).unsqueeze(-1), L)
-            self._predictive_cache = (L, alpha.squeeze(-1))
-        return self._predictive_cache
+            cache = self._predictive_cache = (X, y, L, alpha.squeeze(-1))
+        return cache[2], cache[3]
 
     def train(self, mode: bool = True):
         """Leaving eval mode drops the cached factor (hyper-parameters may change)."""
         if mode:
             self._predictive_cache = None
         return super().train(mode)
-
-    def set_train_data(self, *args, **kwargs):
-        self._predictive_cache = None
-        return super().set_train_data(*args, **kwargs)
 
     def _get_test_prior_mean_and_covariances(self, train_inputs, test_inputs, **kwargs):
         (train,), (test,) = train_inputs, test_inputs

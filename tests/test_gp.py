@@ -438,3 +438,22 @@ def test_a_fit_from_the_priors_converges_within_its_iteration_cap() -> None:
         optimize.minimize = original
     (result,) = results
     assert result.nit < gp.FIT_MAXITER // 2 and "CONVERGENCE" in result.message
+
+
+def test_a_model_conditioned_on_fantasies_does_not_reuse_the_parent_factor() -> None:
+    """The kriging-believer policy conditions a model, whose factor is cached, on its own mean at
+    busy points; gpytorch copies the model for that, and the copy predicts from all its data."""
+    from botorch.models import SingleTaskGP
+
+    X, y = _smooth_data()
+    model = build_gp(X, y, lambda: matern_kernel([0, 1]))
+    model.eval()
+    C = torch.rand(6, 1, 2, dtype=DTYPE, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        before = model.posterior(C).variance.reshape(-1)  # fills the parent's cache
+        busy = C[:2, 0]
+        fantasy = model.condition_on_observations(busy, model.posterior(busy).mean)
+        ours = fantasy.posterior(C).variance.reshape(-1)
+        theirs = SingleTaskGP.posterior(fantasy, C).variance.reshape(-1)
+    assert torch.allclose(ours, theirs, rtol=1e-8, atol=1e-12)
+    assert (ours[:2] < 0.5 * before[:2]).all()  # the busy points are now known
