@@ -39,19 +39,56 @@ def category_rewards(
 ) -> np.ndarray:
     """Reward of each variable's chosen category at the last observation of ``codes``/``values``.
 
-    The reward of category ``v`` of variable ``i`` is the rank of the best value (minimisation) seen
-    so far among observations with ``h_i = v``: the fraction of all observations that are worse, in
-    [0, 1]. Ranks, unlike min–max scaling, are not flattened by a few huge values. ``active``
-    (same shape as ``codes``) leaves out observations where a variable was not used (a
-    conditional space's imputed choice).
+    As in CoCaBO's code, a category is rewarded with the best value (minimisation) seen so far
+    among the observations that chose it: BO is after the best value, not the average one. The
+    reward is that best value's rank among the *categories* of the variable seen so far: the
+    fraction of the other categories whose best is worse (ties count half), in [0, 1] as EXP3's
+    analysis assumes, and unmoved by a few huge values. **Departure:** the rank among all
+    observations, our earlier normalisation, gives every category that ever produced a good
+    value nearly 1 (the best category 1.0, the runner-up 0.99), so the bandits hardly separated:
+    on Func3C at 200 trials the final probability of the optimum's category of ``h2`` was
+    0.05–0.43 over 10 runs and the best combination was drawn in 0–9 of the last 50 trials; ranked
+    among categories, the categories spread evenly over [0, 1] as the unnormalised values of the
+    paper's code do, and the median best over 10 seeds went from −0.6915 to −0.7177 (paper
+    −0.7202; README, "CoCaBO"). ``active`` (same shape as ``codes``) leaves out observations
+    where a variable was not used (a conditional space's imputed choice).
     """
-    last = codes[-1]
-    used = np.ones(codes.shape, dtype=bool) if active is None else active
-    rewards = np.empty(codes.shape[1])
-    for i, arm in enumerate(last):
-        best = float(values[(codes[:, i] == arm) & used[:, i]].min(initial=np.inf))
-        rewards[i] = float((values > best).sum()) / max(len(values) - 1, 1)
+    n_choices = tuple(int(k) + 1 for k in codes.max(axis=0, initial=0))
+    rewards = np.zeros(codes.shape[1])
+    for t, i, _, reward in _rewarded_pulls(codes, values, n_choices, 0, active):
+        if t == len(codes) - 1:
+            rewards[i] = reward
     return rewards
+
+
+def _rewarded_pulls(codes, values, n_choices, start: int, active=None):
+    """``(t, variable, arm, reward)`` for every pull from observation ``start`` on, in order:
+    each variable's best value per category so far, kept up to date in one pass over the
+    history, ranked by :func:`rank_among_categories`. Variables with one choice, and those an
+    observation did not use (``active``), are not pulled."""
+    bests = [np.full(k, np.inf) for k in n_choices]
+    chosen = [np.zeros(k, dtype=bool) for k in n_choices]
+    for t in range(len(codes)):
+        for i, k in enumerate(n_choices):
+            if active is not None and not active[t, i]:
+                continue
+            arm = int(codes[t, i])
+            chosen[i][arm] = True
+            bests[i][arm] = min(bests[i][arm], float(values[t]))
+            if t >= start and k > 1:
+                yield t, i, arm, rank_among_categories(bests[i], chosen[i], arm)
+
+
+def rank_among_categories(bests: np.ndarray, chosen: np.ndarray, arm: int) -> float:
+    """The fraction of the other ``chosen`` categories whose best value is worse than ``arm``'s
+    (ties count half); 0 when ``arm`` was not chosen or no other category was."""
+    others = int(chosen.sum()) - 1
+    if not chosen[arm] or others < 1:
+        return 0.0
+    compared = bests[chosen]
+    worse = float((compared > bests[arm]).sum())
+    ties = float((compared == bests[arm]).sum()) - 1.0
+    return (worse + 0.5 * ties) / others
 
 
 def replay_exp3(
@@ -71,15 +108,9 @@ def replay_exp3(
     """
     log_w = [np.zeros(k) for k in n_choices]
     gammas = [exp3_gamma(k, horizon) for k in n_choices]
-    for t in range(max(n_init, 1), len(codes)):
-        used = None if active is None else active[: t + 1]
-        rewards = category_rewards(codes[: t + 1], values[: t + 1], used)
-        for i, k in enumerate(n_choices):
-            if k <= 1 or (used is not None and not used[t, i]):
-                continue
-            p = exp3_probabilities(log_w[i], gammas[i])
-            arm = int(codes[t, i])
-            log_w[i] = exp3_update(log_w[i], arm, rewards[i], p[arm], gammas[i])
+    for _, i, arm, reward in _rewarded_pulls(codes, values, n_choices, max(n_init, 1), active):
+        p = exp3_probabilities(log_w[i], gammas[i])
+        log_w[i] = exp3_update(log_w[i], arm, reward, p[arm], gammas[i])
     return log_w
 
 

@@ -42,13 +42,26 @@ def test_update_changes_only_the_pulled_arm_by_importance_weighted_reward() -> N
     np.testing.assert_array_equal(lw, np.zeros(4))  # pure function
 
 
-def test_rewards_are_ranks_of_the_best_of_each_category() -> None:
+def test_rewards_rank_the_chosen_categorys_best_among_the_variables_categories() -> None:
     codes = np.array([[0, 1], [1, 1], [0, 0], [1, 0]])
     values = np.array([5.0, 1.0, 3.0, 1000.0])
-    # last pull chose (1, 0): best of h1=1 is 1.0, worse than it: 5, 3, 1000 -> 3/3;
-    # best of h2=0 is 3.0, worse than it: 5 and 1000 -> 2/3 (the outlier does not flatten this)
-    np.testing.assert_allclose(category_rewards(codes, values), [1.0, 2 / 3])
-    assert np.all(category_rewards(codes[:1], values[:1]) >= 0)
+    # last pull chose (1, 0): the best of h1=1 is 1.0, better than h1=0's 3.0 -> 1;
+    # the best of h2=0 is 3.0, worse than h2=1's 1.0 -> 0 (the outlier plays no part)
+    np.testing.assert_allclose(category_rewards(codes, values), [1.0, 0.0])
+    np.testing.assert_allclose(category_rewards(codes[:1], values[:1]), [0.0, 0.0])
+    # ties count half: h1's two categories share the best value
+    np.testing.assert_allclose(category_rewards(codes[:2], np.array([1.0, 1.0])), [0.5, 0.0])
+
+
+def test_a_few_lucky_values_do_not_make_every_category_look_best() -> None:
+    """Every arm once found a good value; arm 2 the best, arm 3 the next: ranked among all
+    observations each of their rewards would be about 1 and the weights would not separate."""
+    codes = np.tile(np.arange(5), 40)[:, None]
+    values = np.ones(200)
+    values[10:15] = [0.5, 0.5, 0.0, 0.01, 0.5]  # the best of arms 0, 1, 2, 3, 4
+    p = exp3_probabilities(replay_exp3(codes, values, (5,), 10, 200)[0], exp3_gamma(5, 200))
+    assert p[2] > p[3] > max(p[0], p[1], p[4])
+    assert p[2] > 0.3 and max(p[0], p[1], p[4]) < 0.15
 
 
 def test_replay_prefers_the_rewarding_category_and_ignores_the_initial_design() -> None:
@@ -89,12 +102,13 @@ def test_an_unused_variable_is_neither_pulled_nor_rewarded():
     from common.bandit import category_rewards, replay_exp3
 
     codes = np.array([[0, 0], [1, 0], [0, 1], [1, 0], [0, 0]])
-    values = np.array([5.0, 1.0, 4.0, 0.5, 3.0])
+    values = np.array([5.0, 1.0, 2.0, 0.5, 3.0])
     active = np.array([[1, 1], [1, 0], [1, 1], [1, 0], [1, 1]], dtype=bool)
-    # variable 1's choice 0 was used only where the values were 5 and 3
+    # variable 1's choice 0 was used only where the values were 5 and 3: its best, 3, is worse
+    # than choice 1's 2
     rewards = category_rewards(codes, values, active)
-    assert rewards[1] == pytest.approx(2 / 4)  # best used value 3: worse are 5, 4
-    assert category_rewards(codes, values)[1] == pytest.approx(4 / 4)  # imputed 0.5 counted
+    assert rewards[1] == pytest.approx(0.0)
+    assert category_rewards(codes, values)[1] == pytest.approx(1.0)  # imputed 0.5 counted
     masked = replay_exp3(codes, values, (2, 2), n_init=1, horizon=50, active=active)
     unmasked = replay_exp3(codes, values, (2, 2), n_init=1, horizon=50)
     assert not np.allclose(masked[1], unmasked[1])
