@@ -242,10 +242,18 @@ class SharedTrainGP(SingleTaskGP):
         # all candidates as the columns of one right-hand side (a batch of solves would copy L)
         v = torch.linalg.solve_triangular(L, cross.reshape(-1, L.shape[-1]).T, upper=False)
         explained = (v * v).sum(0).reshape(cross.shape[:-1])
-        prior_var = kernel_matrix(self.covar_module, x, x, diag=True)
+        prior_var = self._prior_variance(x)
         variance = (prior_var - explained).clamp_min(0.0)
         mvn = MultivariateNormal(mean.unsqueeze(-1), DiagLinearOperator(variance.unsqueeze(-1)))
         return GPyTorchPosterior(distribution=mvn)
+
+    def _prior_variance(self, x: torch.Tensor) -> torch.Tensor:
+        """``k(x, x)`` of every candidate row; for a stationary kernel (gpytorch's
+        ``is_stationary``: ``k(x, x) = k(0)``) that of one row, the same value for every row."""
+        if not self.covar_module.is_stationary:
+            return kernel_matrix(self.covar_module, x, x, diag=True)
+        row = x.reshape(-1, x.shape[-1])[:1]
+        return kernel_matrix(self.covar_module, row, row, diag=True).expand(x.shape[:-1])
 
     def _cholesky_and_weights(self) -> tuple[torch.Tensor, torch.Tensor]:
         """``L`` with ``L Lᵀ = K(X, X) + σ² I`` and ``K̂⁻¹ (y − m(X))``, computed once per model

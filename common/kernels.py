@@ -42,6 +42,7 @@ class OverlapKernel(Kernel):
     """
 
     has_lengthscale = False
+    is_stationary = True  # k(h, h) = 1 for every h
 
     def forward(self, x1, x2, diag: bool = False, last_dim_is_batch: bool = False, **params):
         return _matches(x1, x2, diag).mean(-1)
@@ -61,6 +62,10 @@ class MixtureKernel(Kernel):
         self.register_parameter("raw_mix", torch.nn.Parameter(torch.zeros(1)))
         self.register_constraint("raw_mix", Interval(0.0, 1.0))
         self.mix = mix
+
+    @property
+    def is_stationary(self) -> bool:
+        return self.cat_kernel.is_stationary and self.cont_kernel.is_stationary
 
     @property
     def mix(self) -> torch.Tensor:
@@ -114,6 +119,7 @@ class TransformedOverlapKernel(Kernel):
     """
 
     has_lengthscale = False
+    is_stationary = True  # k(h, h) = e for every h
 
     def __init__(self, n_dims: int, *, ard: bool = True, **kwargs):
         super().__init__(**kwargs)
