@@ -10,7 +10,7 @@ import torch
 
 import common.gp as gp
 from common.gp import DTYPE, build_gp, fit_gp, load_parameters, model_parameters, standardise
-from common.kernels import casmopolitan_kernel, matern_kernel
+from common.kernels import casmopolitan_kernel, cocabo_kernel, matern_kernel
 
 
 def _smooth_data(n: int = 25, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -236,11 +236,13 @@ def test_a_constraints_threshold_separates_feasible_from_infeasible_on_the_model
         assert np.isclose(targets.mean(), 0) and np.isclose(targets.std(), 1)
 
 
-@pytest.mark.parametrize("kind", ["casmopolitan", "fm-mixed", "fm-discrete"])
+@pytest.mark.parametrize("kind", ["casmopolitan", "cocabo", "fm-mixed", "fm-discrete"])
 def test_shared_training_inputs_give_gpytorchs_posterior_and_gradients(kind: str) -> None:
     """Batched candidates are scored against one copy of the training rows; means, variances,
     joint covariances and their gradients in the candidates are those of a plain SingleTaskGP
-    with the same hyper-parameters (which copies the training rows into every batch)."""
+    with the same hyper-parameters (which copies the training rows into every batch). The
+    mixtures of overlap and Matern kernels are stationary (one row's prior variance serves all
+    candidates), the FM kernels on graphs are not."""
     from botorch.models import SingleTaskGP
 
     from common.fm_kernel import FMLayout
@@ -254,8 +256,9 @@ def test_shared_training_inputs_give_gpytorchs_posterior_and_gradients(kind: str
     space = MixedSpace(dims)
     X, C = space.sample(30, rng), space.sample(9, rng)
     y = rng.normal(size=30)
-    if kind == "casmopolitan":
-        model = build_gp(X, y, lambda: casmopolitan_kernel(space.cont_dims, space.cat_dims))
+    if kind in ("casmopolitan", "cocabo"):
+        make = casmopolitan_kernel if kind == "casmopolitan" else cocabo_kernel
+        model = build_gp(X, y, lambda: make(space.cont_dims, space.cat_dims))
     else:
         layout = FMLayout.from_space(space)
         X, C = layout.to_model(X), layout.to_model(C)
@@ -273,6 +276,7 @@ def test_shared_training_inputs_give_gpytorchs_posterior_and_gradients(kind: str
     )
     model.eval(), plain.eval()
     assert type(model).__name__ == "SharedTrainGP"
+    assert model.covar_module.is_stationary == (kind in ("casmopolitan", "cocabo"))
     for shape in [(9, 1), (3, 3), (9,)]:
         Xc = torch.as_tensor(C, dtype=DTYPE).reshape(*shape, -1).clone().requires_grad_(True)
         Xp = Xc.detach().clone().requires_grad_(True)
