@@ -43,7 +43,7 @@ from common.configset import ConfigSet
 from common.history import History
 from common.log import Reporter, reporting_to
 from common.reclaim import after_model_suggestion
-from common.runtime import single_torch_thread
+from common.runtime import single_thread
 from common.space import MixedSpace
 from common.strategy import MethodOptions, Strategy
 
@@ -241,7 +241,7 @@ class SuggestionEngine:
         study_fits: Callable[[], str] | None = None,
     ) -> dict[str, Any] | None:
         """The strategy's suggestion, or ``None`` (with a warning per cause) if it failed."""
-        with self._lock, single_torch_thread(), reporting_to(self.reporter):
+        with self._lock, single_thread(), reporting_to(self.reporter):
             if study_fits is not None:
                 self._adopt_study_fits(study_fits)
             try:

@@ -227,6 +227,26 @@ def test_the_strategy_runs_on_one_thread_reporting_to_the_engine(records) -> Non
     assert [r.name for r in records.records] == ["test.engine"]
 
 
+def test_the_strategy_runs_on_one_blas_thread_and_the_callers_limit_returns() -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads() -> list[int]:
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    class Probe(Strategy):
+        def suggest(self, space, history, n, rng):
+            return [{"a": "y", "b": 1, "c": False, "threads": blas_threads()}] * n
+
+    eng = engine(n_startup_trials=0)
+    eng._strategy = Probe()
+    history = eng.history([{"a": "x", "b": 0, "c": True}], [1.0])
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert blas_threads() and set(blas_threads()) == {2}
+        s = eng.suggest(SPACE, history, trial_index=1, n_issued=1)
+        assert set(blas_threads()) == {2}
+    assert set(s.config["threads"]) == {1}
+
+
 def test_the_strategy_runs_on_the_cpu_under_another_default_device() -> None:
     import torch
 
