@@ -631,7 +631,7 @@ def test_merged_runs_rebuild_one_report_and_refuse_a_run_counted_twice(tmp_path:
 
 def test_a_worker_process_runs_every_sampler_on_one_torch_and_one_blas_thread() -> None:
     """Two workers on 2 cores, each with OpenBLAS's thread per core, took the default comparison
-    from 27 to 66 s: the worker set-up limits the libraries already loaded and those to come."""
+    66 s instead of 30: the worker set-up limits the libraries already loaded and those to come."""
     import os
 
     code = (
@@ -642,7 +642,6 @@ def test_a_worker_process_runs_every_sampler_on_one_torch_and_one_blas_thread() 
         "before = blas()\n"
         "from optuna_plugins.compare import cli\n"
         "cli._init_worker(None, False)\n"
-        "import scipy.linalg\n"
         "print(json.dumps([before, blas(), torch.get_num_threads()]))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}

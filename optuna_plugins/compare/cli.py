@@ -223,7 +223,7 @@ def _init_worker(queue: Any, verbose: bool) -> None:
     One torch thread and one BLAS thread, for every sampler alike (Optuna's run outside our
     engine's :func:`common.runtime.single_thread`): numpy's and scipy's OpenBLAS start one
     spinning thread per core, and two workers on 2 cores each with two took the default
-    comparison from 27 to 66 s."""
+    comparison 66 s instead of 30."""
     global _PROGRESS_QUEUE
     _PROGRESS_QUEUE = queue
     _quiet(verbose)
