@@ -42,7 +42,6 @@ from common.strategy import (
 
 ACQUISITIONS = ("ei", "ucb")
 WARPINGS = ("copula", "blend")  # common.gp.WARPINGS' names, without importing torch here
-OVERLAP_FORMS = ("code", "paper")  # common.kernels.OVERLAP_FORMS, without importing torch here
 
 
 @dataclass(frozen=True)
@@ -61,10 +60,7 @@ class CasmopolitanOptions(MethodOptions):
     ``warping`` names the GPs' target warping (:data:`common.gp.WARPINGS`): ``"copula"``,
     Gaussian-copula ranks as in the paper's code, or ``"blend"``, the mean of those ranks' and a
     Box-Cox power transform's z-scores, which also keeps how much worse a value is
-    (:func:`common.gp.blend_standardise`). ``overlap`` is the form of the transformed overlap
-    kernel (:class:`common.kernels.TransformedOverlapKernel`): ``"code"``, the reference code's
-    weights normalised by their sum, or ``"paper"``, Eq 5.11's weights over the number of
-    categoricals, whose scale the fit learns.
+    (:func:`common.gp.blend_standardise`).
     """
 
     n_init: int = 10
@@ -75,7 +71,6 @@ class CasmopolitanOptions(MethodOptions):
     n_starts: int = 3
     refit_every: int = 2
     warping: str = "copula"
-    overlap: str = "code"
 
     def __post_init__(self) -> None:
         check_integer("n_init", self.n_init, 0)
@@ -87,7 +82,6 @@ class CasmopolitanOptions(MethodOptions):
         check_integer("n_starts", self.n_starts, 1)
         check_integer("refit_every", self.refit_every, 1)
         check_choice("warping", self.warping, tuple(WARPINGS))
-        check_choice("overlap", self.overlap, OVERLAP_FORMS)
 
     def make(self, busy: BusyPolicy) -> Casmopolitan:
         return Casmopolitan(self, busy)
@@ -142,7 +136,7 @@ class Casmopolitan(Strategy):
         else:
 
             def kernel():
-                return casmopolitan_kernel(cont, cat, self.options.overlap)
+                return casmopolitan_kernel(cont, cat)
 
             model = self._model(space, X, history.values, kernel)
             fit = constraint_fitter(self, self._fit_key(space), X, kernel)
@@ -151,14 +145,11 @@ class Casmopolitan(Strategy):
         return space.decode(select_sequentially(pick, n, seen, busy, space, rng))
 
     def _fit_key(self, space: MixedSpace) -> tuple:
-        """The warm-start key of this space's fits: fits to other targets (another warping) or
-        of another kernel are not this model's, even where a study's workers run both."""
-        variant = tuple(
-            v
-            for v, default in ((self.options.warping, "copula"), (self.options.overlap, "code"))
-            if v != default
-        )
-        return ("casmopolitan", *variant, space)
+        """The warm-start key of this space's fits: fits to other targets (another warping) are
+        not this model's, even where a study's workers run both."""
+        if self.options.warping == "copula":
+            return ("casmopolitan", space)
+        return ("casmopolitan", self.options.warping, space)
 
     def _model(self, space: MixedSpace, X: np.ndarray, y: np.ndarray, make_kernel: Callable):
         """The GP: hyper-parameters refitted (warm-started) on every ``refit_every``-th history
@@ -193,7 +184,6 @@ class Casmopolitan(Strategy):
                 kappa=self.options.kappa,
                 exclude=seen,
                 warping=self.options.warping,
-                overlap=self.options.overlap,
             )
 
         return pick

@@ -24,16 +24,6 @@ capped (78b4d45): 11 of 13 at 10 seeds, 9 of 13 at 20 (four losses, three within
 further problems (bbob-mixint f13 lost). With the fits' noise searched on a log scale (3a1131a):
 11 of 13 at 10 and at 20 seeds (bbob-mixint f1 lost; NuSVR at 10 seeds and Ackley-5C's plateau
 at 20 within noise), 5 of 7 further problems (f13 and Pest Control's seed 8733 within noise).
-
-The transformed overlap kernel in the paper's form (Eq 5.11: the weights over the number of
-categoricals, so the fit learns how fast correlation falls with mismatches; the reference code
-normalises them by their sum, which fixes that rate): at 100 trials, 20 seeds, Pest Control's median
-regret 0.67 → 0.19 (14 seeds better, 6 worse, Wilcoxon p = 0.01), Pest Control's seed 8733 1.09 →
-0.56 and Contamination's seed 1203 0.19 → 0.13 (10 seeds, not tuned on), every other problem with a
-categorical within noise (Func2C, Ackley-5C, Contamination, Ackley-53 at 20 seeds). The paper's
-form with a N(0, 1) prior on the log weights, or the code's with one learnt rate, lost on
-Contamination and Ackley-5C; with the copula ranks (``CasmopolitanSampler``) the paper's form lost
-Ackley-53 (0.26 → 0.56, 2 seeds better, 8 worse), so that sampler keeps the code's.
 """
 
 from __future__ import annotations
@@ -56,8 +46,7 @@ class MixboOptions(MethodOptions):
         check_integer("n_init", self.n_init, 0)
 
     def make(self, busy: BusyPolicy) -> Strategy:
-        """CASMOPOLITAN's strategy with these options (the rule above): blended targets and the
-        paper's form of the transformed overlap kernel."""
+        """CASMOPOLITAN's strategy with these options (the rule above)."""
         from common.casmopolitan import CasmopolitanOptions
 
-        return CasmopolitanOptions(n_init=self.n_init, warping="blend", overlap="paper").make(busy)
+        return CasmopolitanOptions(n_init=self.n_init, warping="blend").make(busy)

@@ -42,15 +42,13 @@ def choose_restart_centre(
     n_candidates: int | None = None,
     exclude: ConfigSet | None = None,
     warping: str = "copula",
-    overlap: str = "code",
 ) -> np.ndarray:
     """The next restart's centre: argmax of GP-UCB over random candidates (Wan et al., Eq 5.13).
 
     The auxiliary GP (CASMOPOLITAN's kernel) is fitted to the best point of every earlier
     restart; candidates are uniform over the space, ``min(100·dim, 2000)`` of them, without those
     in ``exclude`` (a :class:`common.configset.ConfigSet`); targets are warped by ``warping``
-    (:data:`common.gp.WARPINGS`) and its categoricals compared by the transformed overlap
-    kernel's ``overlap`` form. On a numerical failure the best random
+    (:data:`common.gp.WARPINGS`). On a numerical failure the best random
     candidate by distance from the earlier bests is used, with a warning.
     """
     from common.acquisition import evaluate, upper_confidence_bound
@@ -67,7 +65,7 @@ def choose_restart_centre(
         return cands[0]
     cat, cont = list(space.cat_dims), list(space.cont_dims)
     try:
-        model, _ = fit_gp(Xa, ya, lambda: casmopolitan_kernel(cont, cat, overlap), warping=warping)
+        model, _ = fit_gp(Xa, ya, lambda: casmopolitan_kernel(cont, cat), warping=warping)
         scores = evaluate(upper_confidence_bound(model, kappa), cands)
         if not np.all(np.isfinite(scores)):
             raise FloatingPointError("non-finite UCB values")

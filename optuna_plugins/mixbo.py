@@ -18,10 +18,8 @@ class MixboSampler(MixedBOSampler):
     It runs CASMOPOLITAN's trust regions on every space: of our three methods, the one with
     the best results on the spaces users run (categorical-rich, mixed, and integers and
     floats only). Its GP is fitted to targets that keep both the ranks and the magnitudes of the
-    values (the blend warping; :class:`CasmopolitanSampler` keeps the paper's ranks), and its
-    categoricals are compared by the transformed overlap kernel as the paper writes it, whose
-    overall scale the fit learns (:class:`CasmopolitanSampler` keeps the reference code's
-    normalised weights); the measurements behind the rule are in :mod:`common.mixbo`.
+    values (the blend warping; :class:`CasmopolitanSampler` keeps the paper's ranks); the
+    measurements behind the rule are in :mod:`common.mixbo`.
 
     Example::
 

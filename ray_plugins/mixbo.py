@@ -14,8 +14,7 @@ from ray_plugins._space import TuneSpace
 class MixboSearch(MixedBOSearch):
     """Mixed-variable BO with the method that did best on the spaces measured (:mod:`common.mixbo`):
     CASMOPOLITAN on every space, the best of our three methods on the spaces measured, its GP
-    fitted to targets that keep both the ranks and the magnitudes of the values (the blend warping),
-    its categoricals compared by the transformed overlap kernel in the paper's form (Eq 5.11).
+    fitted to targets that keep both the ranks and the magnitudes of the values (the blend warping).
 
     Example::
 

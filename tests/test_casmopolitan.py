@@ -209,20 +209,6 @@ def test_sampler_rejects_bad_arguments() -> None:
         CasmopolitanSampler(failure_tolerance=0)
     with pytest.raises(ValueError):
         CasmopolitanSampler(n_startup_trials=-1)
-    with pytest.raises(ValueError, match="overlap"):
-        CasmopolitanOptions(overlap="normalised")
-
-
-def test_each_warping_and_kernel_form_keeps_its_own_warm_fits() -> None:
-    """A study where workers run both samplers: one's fits never warm-start the other's model."""
-    space = MixedSpace([Float("x", 0.0, 1.0), Categorical("c", ("a", "b"))])
-    keys = {
-        Casmopolitan(CasmopolitanOptions(warping=w, overlap=o))._fit_key(space)
-        for w in ("copula", "blend")
-        for o in ("code", "paper")
-    }
-    assert len(keys) == 4
-    assert Casmopolitan(CasmopolitanOptions())._fit_key(space) == ("casmopolitan", space)
 
 
 def test_expected_improvement_is_over_the_centres_observed_value(monkeypatch) -> None:

@@ -35,11 +35,8 @@ def test_mixbo_runs_casmopolitan_with_the_blend_warping_on_every_kind_of_space(o
     from optuna_plugins._base import MixedBOSampler
 
     ours = _trials(MixboSampler(seed=2, n_startup_trials=4), objective)
-    blend = CasmopolitanOptions(n_init=4, warping="blend", overlap="paper")
+    blend = CasmopolitanOptions(n_init=4, warping="blend")
     assert ours == _trials(MixedBOSampler(blend, seed=2, n_startup_trials=4), objective)
-    if objective is _mixed:  # the kernel's form matters where there is a categorical
-        code = CasmopolitanOptions(n_init=4, warping="blend")
-        assert ours != _trials(MixedBOSampler(code, seed=2, n_startup_trials=4), objective)
     # the warping is what differs from the paper's CASMOPOLITAN (copula ranks); on 12 binary
     # parameters the two warpings' 12 trials may coincide, so the check that they differ (and
     # so that the equality above says something) is made where values vary continuously
