@@ -128,7 +128,12 @@ class FloorLog:
         self.floor = np.where(self.logged, lower, 0.0)
 
     def value(self, t: np.ndarray) -> np.ndarray:
-        return np.where(self.logged, self.floor + np.exp(np.where(self.logged, t, 0.0)), t)
+        """``x`` at ``t``. A line search may probe a ``t`` whose exponential overflows: the value
+        is then ``inf``, which the objective answers as a failed point, and not a warning the
+        user would see."""
+        with np.errstate(over="ignore"):
+            grown = np.exp(np.where(self.logged, t, 0.0))
+        return np.where(self.logged, self.floor + grown, t)
 
     def variable(self, x: np.ndarray) -> np.ndarray:
         """``t`` at ``x``; a parameter on its floor starts a thousandth of the floor above it

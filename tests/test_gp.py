@@ -416,6 +416,21 @@ def test_a_floored_parameter_is_searched_on_the_log_of_its_distance_to_the_floor
     assert np.isfinite(on_floor) and floors.value(np.array([on_floor, 0, 0]))[0] > 1e-4
 
 
+def test_a_line_search_probe_past_exps_range_is_a_failed_point_not_a_warning() -> None:
+    """L-BFGS-B's line search can try a log-noise of a thousand; the MAP objective treats the
+    infinite noise as a failed point (seen on Contamination with CASMOPOLITAN refitting every
+    trial), and the user's study must not print numpy's overflow warning for it."""
+    import warnings
+
+    from common.map_fit import FloorLog
+
+    floors = FloorLog(np.array([1e-4, -np.inf]), np.array([np.inf, np.inf]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = floors.value(np.array([1000.0, 5.0]))
+    assert np.isinf(x[0]) and x[1] == 5.0
+
+
 def test_a_fit_from_the_priors_converges_within_its_iteration_cap() -> None:
     """At 100 noise-free observations of a mixed space, a MAP fit from the priors' defaults
     stops because it converged, well before :data:`common.gp.FIT_MAXITER` (on the noise
