@@ -1,4 +1,8 @@
+import json
 import logging
+import os
+import subprocess
+import sys
 
 import optuna
 import pytest
@@ -40,3 +44,19 @@ def fit_caps(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(MAPObjective, "minimise", spy)
     return caps
+
+
+@pytest.fixture
+def fresh_process_with_two_blas_threads():
+    """``run(code)``: ``code`` in a new Python process whose OpenBLAS starts two threads (no other
+    thread limit set), returning the JSON its last output line prints."""
+
+    def run(code: str):
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+        env["OPENBLAS_NUM_THREADS"] = "2"
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    return run

@@ -629,11 +629,11 @@ def test_merged_runs_rebuild_one_report_and_refuse_a_run_counted_twice(tmp_path:
         merge(tmp_path / "twice", [ours, ours], ["", ""])
 
 
-def test_a_worker_process_runs_every_sampler_on_one_torch_and_one_blas_thread() -> None:
+def test_a_worker_process_runs_every_sampler_on_one_torch_and_one_blas_thread(
+    fresh_process_with_two_blas_threads,
+) -> None:
     """Two workers on 2 cores, each with OpenBLAS's thread per core, took the default comparison
     66 s instead of 30: the worker set-up limits the libraries already loaded and those to come."""
-    import os
-
     code = (
         "import json, numpy, torch\n"
         "from threadpoolctl import threadpool_info\n"
@@ -644,12 +644,7 @@ def test_a_worker_process_runs_every_sampler_on_one_torch_and_one_blas_thread() 
         "cli._init_worker(None, False)\n"
         "print(json.dumps([before, blas(), torch.get_num_threads()]))\n"
     )
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
-    env["OPENBLAS_NUM_THREADS"] = "2"
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-    )
-    before, after, torch_threads = json.loads(out.stdout.strip().splitlines()[-1])
+    before, after, torch_threads = fresh_process_with_two_blas_threads(code)
     assert before == [2]
     assert after == [1]
     assert torch_threads == 1

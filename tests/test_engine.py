@@ -247,14 +247,11 @@ def test_the_strategy_runs_on_one_blas_thread_and_the_callers_limit_returns() ->
     assert set(s.config["threads"]) == {1}
 
 
-def test_scipys_blas_is_limited_even_when_the_first_suggestion_loads_it() -> None:
+def test_scipys_blas_is_limited_even_when_the_first_suggestion_loads_it(
+    fresh_process_with_two_blas_threads,
+) -> None:
     """A new process has loaded numpy's BLAS but not scipy's when its first model suggestion
     starts; the methods' fits and optimisers run on scipy's."""
-    import json
-    import os
-    import subprocess
-    import sys
-
     code = (
         "import json\n"
         "from threadpoolctl import threadpool_info\n"
@@ -265,12 +262,7 @@ def test_scipys_blas_is_limited_even_when_the_first_suggestion_loads_it() -> Non
         " if i['user_api'] == 'blas'}\n"
         "print(json.dumps(seen))\n"
     )
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
-    env["OPENBLAS_NUM_THREADS"] = "2"
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-    )
-    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    seen = fresh_process_with_two_blas_threads(code)
     assert any("scipy" in path for path in seen)
     assert set(seen.values()) == {1}
 
