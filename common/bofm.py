@@ -25,6 +25,7 @@ from common.strategy import (
     Strategy,
     check_integer,
     encode_pending,
+    loaded,
     random_configs,
     refit_or_reuse,
 )
@@ -104,7 +105,7 @@ class BOFM(Strategy):
             self,
             key,
             len(values),
-            lambda: build_fm_gp(layout, Z, values, constraint),
+            lambda params: loaded(build_fm_gp(layout, Z, values, constraint), params),
             lambda params: fit_fm_gp(layout, Z, values, rng, params, constraint=constraint),
             fit_subset=lambda rows: fit_fm_gp(
                 layout, Z[rows], values[rows], rng, constraint=constraint

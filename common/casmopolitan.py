@@ -4,11 +4,13 @@ Wan, Nguyen, Ha, Ru, Lu, Osborne. "Think global and act local: Bayesian optimisa
 high-dimensional categorical and mixed search spaces", ICML 2021 (seed 000 §5.6).
 
 One GP (transformed overlap kernel, mixed with Matérn-5/2 when there are continuous dims) is fitted
-to the whole history; the acquisition is maximised by local search inside a trust region around the
-best point of the current restart (a Hamming ball and an ARD-shaped box) whose size follows
-TuRBO's success/failure rule; when it collapses, the next restart is centred by GP-UCB on an
-auxiliary GP of the earlier restarts' bests. The trust-region state is replayed from the ordered
-history on every call (:func:`common.trust_region.replay`).
+to the whole history, the overlap kernel's form (the reference code's or the paper's Eq 5.11) chosen
+at every refit by the MAP objective (:mod:`common.kernel_choice`); the acquisition is maximised by
+local search inside a trust region around the best point of the current restart (a Hamming ball
+and an ARD-shaped box) whose size follows TuRBO's success/failure rule; when it collapses, the
+next restart is centred by GP-UCB on an auxiliary GP of the earlier restarts' bests. The
+trust-region state is replayed from the ordered history on every call
+(:func:`common.trust_region.replay`).
 
 >>> strategy = CasmopolitanOptions(n_init=10).make(BusyPolicy())
 >>> configs = strategy.suggest(space, history, 1, np.random.default_rng(0))
@@ -16,7 +18,7 @@ history on every call (:func:`common.trust_region.replay`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +38,8 @@ from common.strategy import (
     check_number,
     constraint_fitter,
     encode_pending,
-    fit_or_condition,
     random_configs,
+    refit_or_reuse,
 )
 
 ACQUISITIONS = ("ei", "ucb")
@@ -120,7 +122,6 @@ class Casmopolitan(Strategy):
         self, space: MixedSpace, history: History, n: int, rng: np.random.Generator
     ) -> list[dict[str, Any]]:
         from common.constraints import effective_values, feasibility
-        from common.kernels import casmopolitan_kernel
 
         if len(history) == 0 or space.dim == 0:
             return random_configs(space, n, rng)
@@ -134,12 +135,9 @@ class Casmopolitan(Strategy):
         if state.needs_centre:
             pick = self._restart_picker(space, X, y, state)
         else:
-
-            def kernel():
-                return casmopolitan_kernel(cont, cat)
-
-            model = self._model(space, X, history.values, kernel)
-            fit = constraint_fitter(self, self._fit_key(space), X, kernel)
+            kernels = casmopolitan_kernels(cont, cat)
+            model = self._model(space, X, history.values, kernels)
+            fit = constraint_fitter(self, self._fit_key(space), X, kernels[0])
             feasible = feasibility(history, model.train_targets.detach().numpy(), fit)
             pick = self._local_picker(space, model, X, state, feasible)
         return space.decode(select_sequentially(pick, n, seen, busy, space, rng))
@@ -151,23 +149,25 @@ class Casmopolitan(Strategy):
             return ("casmopolitan", space)
         return ("casmopolitan", self.options.warping, space)
 
-    def _model(self, space: MixedSpace, X: np.ndarray, y: np.ndarray, make_kernel: Callable):
-        """The GP: hyper-parameters refitted (warm-started) on every ``refit_every``-th history
-        length (and per 1% of growth in long studies: :func:`common.strategy.refit_due`),
-        otherwise the previous fit's hyper-parameters conditioned on all the data. A refit
-        continues from the previous one for at most :data:`common.gp.WARM_FIT_MAXITER`
-        iterations."""
-        from common.gp import WARM_FIT_MAXITER
+    def _model(self, space: MixedSpace, X: np.ndarray, y: np.ndarray, kernels: list[Callable]):
+        """The GP, its kernel chosen among ``kernels`` by the MAP objective
+        (:mod:`common.kernel_choice`): hyper-parameters refitted (warm-started) on every
+        ``refit_every``-th history length (and per 1% of growth in long studies:
+        :func:`common.strategy.refit_due`), otherwise the previous fit's kernel and
+        hyper-parameters conditioned on all the data. A refit continues from the previous one for
+        at most :data:`common.gp.WARM_FIT_MAXITER` iterations."""
+        from common.gp import FIT_MAXITER, WARM_FIT_MAXITER
+        from common.kernel_choice import condition_choice, fit_choosing
 
-        return fit_or_condition(
+        warping = self.options.warping
+        return refit_or_reuse(
             self,
             self._fit_key(space),
-            X,
-            y,
-            make_kernel,
+            len(y),
+            lambda params: condition_choice(X, y, kernels, params, warping),
+            lambda params: fit_choosing(X, y, kernels, params, WARM_FIT_MAXITER, warping),
             self.options.refit_every,
-            WARM_FIT_MAXITER,
-            warping=self.options.warping,
+            lambda rows: fit_choosing(X[rows], y[rows], kernels, None, FIT_MAXITER, warping),
         )
 
     # ------------------------------------------------------------------ the two kinds of point
@@ -247,6 +247,18 @@ class Casmopolitan(Strategy):
         if self.options.acquisition == "ucb":
             return upper_confidence_bound(model, self.options.kappa)
         return log_expected_improvement(model, incumbent)
+
+
+def casmopolitan_kernels(cont_dims: Sequence[int], cat_dims: Sequence[int]) -> list[Callable]:
+    """The kernels a CASMOPOLITAN GP chooses among (:mod:`common.kernel_choice`): with
+    categoricals, the transformed overlap kernel in the reference code's form and in the paper's
+    (:data:`common.kernels.OVERLAP_FORMS`), else the one Matérn kernel."""
+    from functools import partial
+
+    from common.kernels import OVERLAP_FORMS, casmopolitan_kernel
+
+    forms = OVERLAP_FORMS if len(cat_dims) else OVERLAP_FORMS[:1]
+    return [partial(casmopolitan_kernel, list(cont_dims), list(cat_dims), form) for form in forms]
 
 
 def select_sequentially(

@@ -105,29 +105,46 @@ def cocabo_kernel(cont_dims: Sequence[int], cat_dims: Sequence[int]) -> Kernel:
     return scaled(MixtureKernel(overlap, matern_kernel(cont_dims)))
 
 
+OVERLAP_FORMS = ("code", "paper")
+
+
 class TransformedOverlapKernel(Kernel):
     """CASMOPOLITAN's transformed overlap kernel with ARD weights (Wan et al. 2021, Eq 5.11).
 
-    ``k(h, h') = exp(Σ_i ℓ_i 1[h_i = h'_i] / Σ_i ℓ_i)``: the exponential of a weighted overlap,
-    so it is positive semi-definite. The ``ℓ_i`` are relevance *weights* (a larger weight makes a
-    mismatch in that coordinate cost more); only their ratios matter, so they are fitted as log
-    weights under a standard normal prior, which fixes the scale and keeps the fit well posed.
-    With ``ard=False`` a single weight scales the mean overlap: ``exp(ℓ Σ_i 1[h_i = h'_i] / d)``.
+    Two forms (``form``):
+
+    - ``"code"``, the reference code's: ``k(h, h') = exp(Σ_i ℓ_i 1[h_i = h'_i] / Σ_i ℓ_i)``. The
+      weights are normalised by their sum, so only their ratios matter and two configurations
+      that differ everywhere always correlate ``1/e`` of ``k(h, h) = e``; log weights have a
+      standard normal prior, which fixes their scale and keeps the fit well posed.
+    - ``"paper"``, Eq 5.11 as the paper writes it, ``exp((1/d) Σ_i ℓ_i 1[h_i = h'_i])``, divided by
+      its value at ``h = h'`` (a constant the output scale takes): ``k(h, h') = exp(−(1/d) Σ_i ℓ_i
+      1[h_i ≠ h'_i])``, ``k(h, h) = 1``. The weights' mean sets how fast the correlation falls
+      with the number of mismatches, and the data set it; log weights have a ``N(1, 1)`` prior
+      and start at its mode (``ℓ = e``).
+
+    Either is positive semi-definite as the exponential of a valid kernel. A larger weight makes a
+    mismatch in that coordinate cost more. With ``ard=False`` one weight serves every coordinate
+    (the code's form is then ``exp(ℓ Σ_i 1[h_i = h'_i] / d)``).
 
     >>> kernel = TransformedOverlapKernel(3, active_dims=[0, 1, 2])
     >>> K = kernel(torch.tensor([[0.0, 1, 2], [0, 1, 0]], dtype=torch.float64)).to_dense()
     """
 
     has_lengthscale = False
-    is_stationary = True  # k(h, h) = e for every h
+    is_stationary = True  # k(h, h) is the same for every h
 
-    def __init__(self, n_dims: int, *, ard: bool = True, **kwargs):
+    def __init__(self, n_dims: int, *, ard: bool = True, form: str = "code", **kwargs):
         super().__init__(**kwargs)
+        if form not in OVERLAP_FORMS:
+            raise ValueError(f"form must be one of {OVERLAP_FORMS}, got {form!r}")
         self.n_dims = n_dims
         self.ard = ard
+        self.form = form
         shape = (1, n_dims) if ard else (1, 1)
-        self.register_parameter("raw_weights", torch.nn.Parameter(torch.zeros(*shape)))
-        self.register_prior("log_weights_prior", NormalPrior(0.0, 1.0), lambda m: m.raw_weights)
+        centre = 1.0 if form == "paper" else 0.0
+        self.register_parameter("raw_weights", torch.nn.Parameter(torch.full(shape, centre)))
+        self.register_prior("log_weights_prior", NormalPrior(centre, 1.0), lambda m: m.raw_weights)
 
     @property
     def weights(self) -> torch.Tensor:
@@ -145,6 +162,8 @@ class TransformedOverlapKernel(Kernel):
             agree = (_matches(x1, x2, True) * w).sum(-1)
         else:
             agree = _weighted_agreement(x1, x2, w)
+        if self.form == "paper":
+            return torch.exp((agree - w.sum()) / x1.shape[-1])
         return torch.exp(agree / w.sum())
 
 
@@ -178,15 +197,18 @@ def pairwise_products(left: torch.Tensor, right: torch.Tensor) -> torch.Tensor:
     return left @ right.transpose(-1, -2)
 
 
-def casmopolitan_kernel(cont_dims: Sequence[int], cat_dims: Sequence[int]) -> Kernel:
+def casmopolitan_kernel(
+    cont_dims: Sequence[int], cat_dims: Sequence[int], form: str = "code"
+) -> Kernel:
     """CASMOPOLITAN's kernel: CoCaBO's mixture with the transformed overlap kernel (ARD).
 
-    Matérn-5/2 ARD on the continuous (and integer) columns, :class:`TransformedOverlapKernel` on the
-    categorical ones, mixed as in :class:`MixtureKernel` when both kinds exist.
+    Matérn-5/2 ARD on the continuous (and integer) columns, :class:`TransformedOverlapKernel` of
+    the given ``form`` (one of :data:`OVERLAP_FORMS`) on the categorical ones, mixed as
+    in :class:`MixtureKernel` when both kinds exist.
     """
     if not cat_dims:
         return scaled(matern_kernel(cont_dims))
-    overlap = TransformedOverlapKernel(len(cat_dims), active_dims=list(cat_dims))
+    overlap = TransformedOverlapKernel(len(cat_dims), form=form, active_dims=list(cat_dims))
     if not cont_dims:
         return scaled(overlap)
     return scaled(MixtureKernel(overlap, matern_kernel(cont_dims)))

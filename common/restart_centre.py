@@ -45,15 +45,16 @@ def choose_restart_centre(
 ) -> np.ndarray:
     """The next restart's centre: argmax of GP-UCB over random candidates (Wan et al., Eq 5.13).
 
-    The auxiliary GP (CASMOPOLITAN's kernel) is fitted to the best point of every earlier
+    The auxiliary GP (CASMOPOLITAN's kernel, its form chosen by the MAP objective:
+    :mod:`common.kernel_choice`) is fitted to the best point of every earlier
     restart; candidates are uniform over the space, ``min(100·dim, 2000)`` of them, without those
     in ``exclude`` (a :class:`common.configset.ConfigSet`); targets are warped by ``warping``
     (:data:`common.gp.WARPINGS`). On a numerical failure the best random
     candidate by distance from the earlier bests is used, with a warning.
     """
     from common.acquisition import evaluate, upper_confidence_bound
-    from common.gp import fit_gp
-    from common.kernels import casmopolitan_kernel
+    from common.casmopolitan import casmopolitan_kernels
+    from common.kernel_choice import fit_choosing
 
     n_candidates = n_candidates or min(100 * space.dim, 2000)
     cands = space.sample(n_candidates, rng)
@@ -65,7 +66,7 @@ def choose_restart_centre(
         return cands[0]
     cat, cont = list(space.cat_dims), list(space.cont_dims)
     try:
-        model, _ = fit_gp(Xa, ya, lambda: casmopolitan_kernel(cont, cat), warping=warping)
+        model, _ = fit_choosing(Xa, ya, casmopolitan_kernels(cont, cat), warping=warping)
         scores = evaluate(upper_confidence_bound(model, kappa), cands)
         if not np.all(np.isfinite(scores)):
             raise FloatingPointError("non-finite UCB values")

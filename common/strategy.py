@@ -168,14 +168,15 @@ def refit_or_reuse(
     strategy: Strategy,
     key: Any,
     n_observations: int,
-    build: Callable,
+    condition: Callable,
     fit: Callable,
     every: int = 1,
     fit_subset: Callable | None = None,
 ):
     """The model under ``key``: ``fit(last_params)`` (returning the model and its parameters,
     remembered for the next warm start) where :func:`refit_due` says so or no earlier fit is
-    known, else ``build()`` with the earlier fit's hyper-parameters, conditioned on all data.
+    known, else ``condition(last_params)``: the model with the earlier fit's hyper-parameters,
+    conditioned on all data (``None`` where those parameters do not fit the model).
 
     With no earlier fit in a study longer than :data:`COLD_SUBSET` (the first worker of a long
     study, nothing stored with it), ``fit_subset(rows)`` fits the :func:`cold_subset` rows only
@@ -183,23 +184,29 @@ def refit_or_reuse(
     subsample, refined by the next refit :func:`refit_due` asks for (within 1% more trials),
     instead of a fit from the priors that costs O(n³) per iteration (about 40 s at 1000 points).
     """
-    from common.gp import load_parameters
-
     params = strategy.warm_start(key)
     if params is not None and not refit_due(n_observations, every):
-        model = build()
-        if load_parameters(model, params):
-            model.eval()
+        model = condition(params)
+        if model is not None:
             return model
     if params is None and fit_subset is not None and n_observations > COLD_SUBSET:
         _, params = fit_subset(cold_subset(n_observations))
-        model = build()
-        if load_parameters(model, params):
-            model.eval()
+        model = condition(params)
+        if model is not None:
             strategy.remember(key, params)
             return model
     model, params = fit(params)
     strategy.remember(key, params)
+    return model
+
+
+def loaded(model, params):
+    """``model`` with ``params`` loaded, in eval mode (``None`` if they do not fit it)."""
+    from common.gp import load_parameters
+
+    if not load_parameters(model, params):
+        return None
+    model.eval()
     return model
 
 
@@ -219,11 +226,14 @@ def fit_or_condition(
     ``warping``); a ``constraint``'s model has its own targets and noise."""
     from common.gp import FIT_MAXITER, build_gp, fit_gp
 
+    def condition(params):
+        return loaded(build_gp(X, values, make_kernel, constraint, warping), params)
+
     return refit_or_reuse(
         strategy,
         key,
         len(values),
-        lambda: build_gp(X, values, make_kernel, constraint, warping),
+        condition,
         lambda params: fit_gp(
             X, values, make_kernel, params, warm_maxiter or FIT_MAXITER, constraint, warping
         ),

@@ -234,7 +234,8 @@ def test_expected_improvement_is_over_the_centres_observed_value(monkeypatch) ->
 def test_refits_continue_from_the_previous_fit_for_a_capped_number_of_iterations(
     fit_caps,
 ) -> None:
-    """The first fit runs to the full cap; later refits, warm-started, to ``WARM_FIT_MAXITER``."""
+    """The first fit runs to the full cap; later refits, warm-started, to ``WARM_FIT_MAXITER``
+    (each fit fits both forms of the transformed overlap kernel: :mod:`common.kernel_choice`)."""
     import common.gp as gp
 
     space = _mixed_space()
@@ -244,4 +245,4 @@ def test_refits_continue_from_the_previous_fit_for_a_capped_number_of_iterations
         part = History.from_lists(history.configs[:n], history.values[:n])
         assert not strategy.trust_region_state(space, part).needs_centre
         strategy.suggest(space, part, 1, np.random.default_rng(n))
-    assert fit_caps == [gp.FIT_MAXITER] + [gp.WARM_FIT_MAXITER] * 3
+    assert fit_caps == [gp.FIT_MAXITER] * 2 + [gp.WARM_FIT_MAXITER] * 6

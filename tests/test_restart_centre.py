@@ -6,7 +6,7 @@ import logging
 
 import numpy as np
 
-import common.gp
+import common.kernel_choice
 from common.configset import ConfigSet
 from common.restart_centre import choose_restart_centre, restart_candidates
 from common.space import Categorical, MixedSpace
@@ -49,7 +49,7 @@ def test_a_failing_gp_restarts_far_from_the_earlier_bests(monkeypatch, caplog) -
     def broken(*args, **kwargs):
         raise RuntimeError("not positive definite")
 
-    monkeypatch.setattr(common.gp, "fit_gp", broken)
+    monkeypatch.setattr(common.kernel_choice, "fit_gp", broken)
     space, X, y, state = _restarted()
     Xa, _ = restart_candidates(X, y, state)
     logger = logging.getLogger("mixbo")  # the core's logger outside an adapter

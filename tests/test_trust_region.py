@@ -224,10 +224,49 @@ def test_transformed_overlap_matches_its_formula() -> None:
     assert torch.allclose(kernel(batch, batch).to_dense(), _naive(batch, batch, w))
 
 
+def test_the_papers_form_is_eq_5_11_divided_by_its_diagonal() -> None:
+    gen = torch.Generator().manual_seed(3)
+    kernel = TransformedOverlapKernel(5, form="paper").double()
+    kernel.weights = torch.rand(5, generator=gen, dtype=torch.float64) * 3 + 0.1
+    w = kernel.weights.reshape(-1)
+    X1 = torch.randint(0, 3, (8, 5), generator=gen).double()
+    X2 = torch.randint(0, 3, (6, 5), generator=gen).double()
+    paper = torch.exp((_matches(X1, X2, False) * w).sum(-1) / 5)  # Eq 5.11 as printed
+    assert torch.allclose(kernel(X1, X2).to_dense(), paper / torch.exp(w.sum() / 5))
+    assert torch.allclose(kernel(X1, diag=True), torch.ones(8, dtype=torch.float64))
+
+
+def test_the_papers_weights_set_how_fast_correlation_falls_and_the_codes_do_not() -> None:
+    """Scaling every weight changes the paper's kernel (the scale is learnt) and leaves the
+    code's, normalised by the weights' sum, as it was."""
+    x = torch.zeros(1, 4, dtype=torch.float64)
+    far = torch.ones(1, 4, dtype=torch.float64)  # differs in every coordinate
+    reach: dict[str, list[float]] = {"paper": [], "code": []}
+    for form, values in reach.items():
+        for scale in (0.5, 1.0, 4.0):
+            kernel = TransformedOverlapKernel(4, form=form).double()
+            kernel.weights = torch.tensor([1.0, 2.0, 0.5, 1.5], dtype=torch.float64) * scale
+            k = kernel(x, far).to_dense() / kernel(x, diag=True)
+            values.append(float(k))
+    assert reach["paper"][0] > reach["paper"][1] > reach["paper"][2]
+    assert reach["paper"][1] == pytest.approx(math.exp(-5.0 / 4))
+    assert reach["code"] == pytest.approx([math.exp(-1.0)] * 3)
+
+
+def test_the_papers_weights_start_at_their_priors_mode() -> None:
+    kernel = TransformedOverlapKernel(3, form="paper")
+    assert torch.allclose(kernel.weights, torch.full((1, 3), math.e))
+    prior = dict((n, p) for n, _, p, _, _ in kernel.named_priors())["log_weights_prior"]
+    assert float(prior.loc) == 1.0
+    with pytest.raises(ValueError, match="form"):
+        TransformedOverlapKernel(3, form="normalised")
+
+
+@pytest.mark.parametrize("form", ["code", "paper"])
 @pytest.mark.parametrize("ard", [True, False])
-def test_transformed_overlap_is_positive_semi_definite(ard: bool) -> None:
+def test_transformed_overlap_is_positive_semi_definite(ard: bool, form: str) -> None:
     gen = torch.Generator().manual_seed(1)
-    kernel = TransformedOverlapKernel(10, ard=ard).double()
+    kernel = TransformedOverlapKernel(10, ard=ard, form=form).double()
     kernel.weights = torch.rand(10 if ard else 1, generator=gen, dtype=torch.float64)
     X = torch.randint(0, 3, (60, 10), generator=gen).double()
     assert torch.linalg.eigvalsh(kernel(X).to_dense()).min() > -1e-9

@@ -159,7 +159,7 @@ def test_a_fit_from_the_priors_in_a_long_study_sees_an_even_subsample() -> None:
 def test_a_first_worker_on_a_long_study_fits_a_subsample_then_refits_on_all(
     name, monkeypatch
 ) -> None:
-    from common import fm_model
+    from common import fm_model, kernel_choice
     from common.bofm import BOFMOptions
     from common.casmopolitan import CasmopolitanOptions
 
@@ -168,7 +168,7 @@ def test_a_first_worker_on_a_long_study_fits_a_subsample_then_refits_on_all(
     configs = space.decode(space.sample(260, rng))
     values = np.array([(c["x"] - 0.3) ** 2 + (c["c"] == 1) for c in configs])
     fits = []
-    module, attr = (gp_module, "fit_gp") if name == "casmopolitan" else (fm_model, "fit_fm_gp")
+    module, attr = (kernel_choice, "fit_gp") if name == "casmopolitan" else (fm_model, "fit_fm_gp")
     real = getattr(module, attr)
     monkeypatch.setattr(module, attr, lambda *a, **k: fits.append(len(a[1])) or real(*a, **k))
     options = CasmopolitanOptions() if name == "casmopolitan" else BOFMOptions()

@@ -1,0 +1,98 @@
+"""A GP whose kernel is chosen among alternatives by the MAP objective (Bayesian model selection).
+
+CASMOPOLITAN's transformed overlap kernel comes in two forms
+(:class:`common.kernels.TransformedOverlapKernel`): the reference code's, whose correlation
+between configurations that differ everywhere is fixed, and the paper's Eq 5.11, whose rate the
+fit learns. Neither is right for every problem: the learnt rate is what Pest Control's 25
+categoricals need, while with few observations it costs problems whose categoricals matter less
+(closing notes of issue 12). So each fit fits every alternative, each warm-started from its own
+last fit, and keeps the one of lowest negative log posterior per observation: the form the data
+support, decided again at every refit.
+
+A choice's parameters are one flat mapping (what :mod:`common.warm_store` stores with a study):
+alternative ``i``'s raw parameters under ``"i.<name>"`` and the kept one's index under
+``"choice"``.
+
+>>> model, params = fit_choosing(X, y, [code_kernel, paper_kernel])
+>>> same = condition_choice(X_more, y_more, [code_kernel, paper_kernel], params)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import torch
+from gpytorch.kernels import Kernel
+
+from common.gp import FIT_MAXITER, build_gp, fit_gp, load_parameters
+from common.map_fit import MAPObjective
+
+CHOICE = "choice"
+
+
+def pack(fits: Sequence[Mapping[str, torch.Tensor]], choice: int) -> dict[str, torch.Tensor]:
+    """Every alternative's parameters and the index of the kept one, as one flat mapping."""
+    params = {f"{i}.{name}": value for i, fit in enumerate(fits) for name, value in fit.items()}
+    params[CHOICE] = torch.tensor([float(choice)], dtype=torch.float64)
+    return params
+
+
+def unpack(params: Mapping[str, torch.Tensor] | None, i: int) -> dict[str, torch.Tensor] | None:
+    """Alternative ``i``'s parameters in ``params`` (``None`` if it holds none)."""
+    if params is None:
+        return None
+    prefix = f"{i}."
+    own = {name[len(prefix) :]: v for name, v in params.items() if name.startswith(prefix)}
+    return own or None
+
+
+def chosen(params: Mapping[str, torch.Tensor] | None, n_alternatives: int) -> int | None:
+    """The index of the kept alternative (``None`` for parameters that are not a choice's)."""
+    if params is None or CHOICE not in params:
+        return None
+    value = params[CHOICE].reshape(-1)
+    if value.numel() != 1 or not torch.isfinite(value).all():
+        return None
+    i = int(value.item())
+    return i if 0 <= i < n_alternatives and i == float(value.item()) else None
+
+
+def fit_choosing(
+    X: np.ndarray,
+    values: np.ndarray,
+    makers: Sequence[Callable[[], Kernel]],
+    warm_start: Mapping[str, torch.Tensor] | None = None,
+    warm_maxiter: int = FIT_MAXITER,
+    warping: str = "copula",
+):
+    """:func:`common.gp.fit_gp` with each kernel of ``makers`` (warm-started from its part of
+    ``warm_start``, a :func:`pack` result); returns the model of lowest MAP objective per
+    observation and every alternative's parameters, packed."""
+    fitted = [
+        fit_gp(X, values, make, unpack(warm_start, i), warm_maxiter, warping=warping)
+        for i, make in enumerate(makers)
+    ]
+    losses = [MAPObjective(model).value() for model, _ in fitted]
+    best = int(np.argmin(losses))
+    return fitted[best][0], pack([params for _, params in fitted], best)
+
+
+def condition_choice(
+    X: np.ndarray,
+    values: np.ndarray,
+    makers: Sequence[Callable[[], Kernel]],
+    params: Mapping[str, torch.Tensor],
+    warping: str = "copula",
+):
+    """The kept alternative of ``params`` with its hyper-parameters, conditioned on ``X`` and
+    ``values`` (``None`` if ``params`` do not fit these kernels)."""
+    i = chosen(params, len(makers))
+    own = unpack(params, i) if i is not None else None
+    if own is None:
+        return None
+    model = build_gp(X, values, makers[i], warping=warping)
+    if not load_parameters(model, own):
+        return None
+    model.eval()
+    return model

@@ -1,0 +1,90 @@
+"""Choosing a GP's kernel by the MAP objective (common.kernel_choice)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from common.casmopolitan import casmopolitan_kernels
+from common.gp import fit_gp
+from common.kernel_choice import chosen, condition_choice, fit_choosing, pack, unpack
+from common.kernels import TransformedOverlapKernel, matern_kernel, scaled
+from common.map_fit import MAPObjective
+
+
+def _on_column(j: int):
+    return lambda: scaled(matern_kernel([j]))
+
+
+def _data(n: int = 30, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 2))
+    return X, np.sin(6 * X[:, 0])  # only the first column matters
+
+
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_the_kernel_the_data_support_is_kept_whatever_its_place(order) -> None:
+    X, y = _data()
+    makers = [_on_column(j) for j in order]
+    model, params = fit_choosing(X, y, makers)
+    kept = order.index(0)
+    assert chosen(params, 2) == kept
+    assert model.covar_module.base_kernel.active_dims.tolist() == [0]
+    other, _ = fit_gp(X, y, makers[1 - kept])
+    assert MAPObjective(model).value() < MAPObjective(other).value()
+
+
+def test_conditioning_a_choice_rebuilds_the_kept_kernel_with_its_fit() -> None:
+    X, y = _data()
+    makers = [_on_column(1), _on_column(0)]
+    model, params = fit_choosing(X, y, makers)
+    again = condition_choice(X, y, makers, params)
+    assert again is not None
+    assert again.covar_module.base_kernel.active_dims.tolist() == [0]
+    test = torch.as_tensor(np.random.default_rng(5).random((7, 2)), dtype=torch.float64)
+    with torch.no_grad():
+        assert torch.allclose(again.posterior(test).mean, model.posterior(test).mean)
+
+
+def test_each_alternative_warm_starts_from_its_own_last_fit(fit_caps) -> None:
+    import common.gp as gp
+
+    X, y = _data(40)
+    makers = [_on_column(0), _on_column(1)]
+    _, params = fit_choosing(X[:30], y[:30], makers)
+    fit_caps.clear()
+    _, again = fit_choosing(X, y, makers, params, warm_maxiter=gp.WARM_FIT_MAXITER)
+    assert fit_caps == [gp.WARM_FIT_MAXITER] * 2
+    for i in range(2):
+        assert set(unpack(again, i)) == set(unpack(params, i))
+
+
+def test_parameters_that_are_not_a_choices_are_refitted_not_loaded() -> None:
+    X, y = _data()
+    makers = [_on_column(0), _on_column(1)]
+    _, single = fit_gp(X, y, makers[0])  # a fit stored before kernels were chosen
+    assert chosen(single, 2) is None
+    assert condition_choice(X, y, makers, single) is None
+    _, params = fit_choosing(X, y, makers)
+    assert condition_choice(X, y, makers, {**params, "choice": torch.tensor([2.0])}) is None
+    assert condition_choice(X, y, makers, {**params, "choice": torch.tensor([0.5])}) is None
+
+
+def test_packing_keeps_every_alternative_apart() -> None:
+    fits = [{"a": torch.tensor([1.0])}, {"a": torch.tensor([2.0]), "b": torch.zeros(2)}]
+    params = pack(fits, 1)
+    assert chosen(params, 2) == 1
+    assert unpack(params, 0) == {"a": fits[0]["a"]}
+    assert set(unpack(params, 1)) == {"a", "b"}
+    assert unpack(params, 2) is None and unpack(None, 0) is None
+
+
+def test_casmopolitan_chooses_between_the_overlap_forms_only_with_categoricals() -> None:
+    forms = []
+    for make in casmopolitan_kernels([0], [1, 2]):
+        overlap = [m for m in make().modules() if isinstance(m, TransformedOverlapKernel)]
+        forms.append(overlap[0].form)
+    assert forms == ["code", "paper"]
+    (only,) = casmopolitan_kernels([0, 1], [])
+    assert not any(isinstance(m, TransformedOverlapKernel) for m in only().modules())
