@@ -247,7 +247,7 @@ def test_the_papers_weights_set_how_fast_correlation_falls_and_the_codes_do_not(
             kernel = TransformedOverlapKernel(4, form=form).double()
             kernel.weights = torch.tensor([1.0, 2.0, 0.5, 1.5], dtype=torch.float64) * scale
             k = kernel(x, far).to_dense() / kernel(x, diag=True)
-            values.append(float(k))
+            values.append(float(k.detach()))
     assert reach["paper"][0] > reach["paper"][1] > reach["paper"][2]
     assert reach["paper"][1] == pytest.approx(math.exp(-5.0 / 4))
     assert reach["code"] == pytest.approx([math.exp(-1.0)] * 3)
