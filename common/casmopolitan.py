@@ -144,10 +144,13 @@ class Casmopolitan(Strategy):
 
     def _fit_key(self, space: MixedSpace) -> tuple:
         """The warm-start key of this space's fits: fits to other targets (another warping) are
-        not this model's, even where a study's workers run both."""
+        not this model's, even where a study's workers run both. Fits stored before the kernel
+        choice (one kernel's parameters, under ``"casmopolitan"``) are not adopted: a study
+        resumed after an upgrade starts as a new worker does (on a subsample in a long study),
+        not from the priors on every trial."""
         if self.options.warping == "copula":
-            return ("casmopolitan", space)
-        return ("casmopolitan", self.options.warping, space)
+            return ("casmopolitan-choice", space)
+        return ("casmopolitan-choice", self.options.warping, space)
 
     def _model(self, space: MixedSpace, X: np.ndarray, y: np.ndarray, kernels: list[Callable]):
         """The GP, its kernel chosen among ``kernels`` by the MAP objective

@@ -178,3 +178,31 @@ def test_a_first_worker_on_a_long_study_fits_a_subsample_then_refits_on_all(
     model_fits = [n for n in fits if n > 50]  # not CASMOPOLITAN's restart GP of a few points
     assert model_fits[0] == COLD_SUBSET  # the first fit saw the subsample only
     assert max(model_fits) > COLD_SUBSET  # and a later, scheduled refit all of the data
+
+
+def test_fits_stored_before_the_kernel_choice_leave_a_long_study_to_the_subsample(
+    monkeypatch,
+) -> None:
+    """A one-kernel fit stored by an earlier CASMOPOLITAN is not adopted: the first fit of a
+    250-trial study sees the cold subsample, as on a study with no stored fits, instead of every
+    trial from the priors."""
+    from common import kernel_choice
+    from common.casmopolitan import CasmopolitanOptions, casmopolitan_kernels
+    from common.gp import fit_gp
+    from common.warm_store import dumps, key_digest
+
+    space = MixedSpace([Float("x", 0.0, 1.0), Categorical("c", [0, 1, 2])])
+    rng = np.random.default_rng(1)
+    configs = space.decode(space.sample(250, rng))
+    values = np.array([(c["x"] - 0.3) ** 2 + (c["c"] == 1) for c in configs])
+    X = space.encode(configs)
+    _, old = fit_gp(X[:30], values[:30], casmopolitan_kernels([0], [1])[0])
+    fits = []
+    real = kernel_choice.fit_gp
+    monkeypatch.setattr(
+        kernel_choice, "fit_gp", lambda *a, **k: fits.append(len(a[1])) or real(*a, **k)
+    )
+    strategy = CasmopolitanOptions().make(BusyPolicy())
+    strategy.adopt_warm(dumps({key_digest(("casmopolitan", space)): old}))
+    strategy.suggest(space, History(tuple(configs), values), 1, rng)
+    assert max(fits) == COLD_SUBSET
