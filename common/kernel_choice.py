@@ -25,8 +25,9 @@ import numpy as np
 import torch
 from gpytorch.kernels import Kernel
 
-from common.gp import FIT_MAXITER, build_gp, fit_gp, load_parameters
+from common.gp import FIT_MAXITER, build_gp, fit_gp
 from common.map_fit import MAPObjective
+from common.strategy import loaded
 
 CHOICE = "choice"
 
@@ -68,13 +69,14 @@ def fit_choosing(
 ):
     """:func:`common.gp.fit_gp` with each kernel of ``makers`` (warm-started from its part of
     ``warm_start``, a :func:`pack` result); returns the model of lowest MAP objective per
-    observation and every alternative's parameters, packed."""
+    observation and every alternative's parameters, packed (one kernel: no comparison)."""
     fitted = [
         fit_gp(X, values, make, unpack(warm_start, i), warm_maxiter, warping=warping)
         for i, make in enumerate(makers)
     ]
-    losses = [MAPObjective(model).value() for model, _ in fitted]
-    best = int(np.argmin(losses))
+    best = 0
+    if len(fitted) > 1:
+        best = int(np.argmin([MAPObjective(model).value() for model, _ in fitted]))
     return fitted[best][0], pack([params for _, params in fitted], best)
 
 
@@ -91,8 +93,4 @@ def condition_choice(
     own = unpack(params, i) if i is not None else None
     if own is None:
         return None
-    model = build_gp(X, values, makers[i], warping=warping)
-    if not load_parameters(model, own):
-        return None
-    model.eval()
-    return model
+    return loaded(build_gp(X, values, makers[i], warping=warping), own)

@@ -48,10 +48,12 @@ def test_conditioning_a_choice_rebuilds_the_kept_kernel_with_its_fit() -> None:
 
 
 def test_each_alternative_warm_starts_from_its_own_last_fit(fit_caps) -> None:
+    """The two kernels have differently shaped parameters, so a start taken from the other's
+    fit would not load and the refit would run from the priors to the full cap."""
     import common.gp as gp
 
     X, y = _data(40)
-    makers = [_on_column(0), _on_column(1)]
+    makers = [_on_column(0), lambda: scaled(matern_kernel([0, 1]))]
     _, params = fit_choosing(X[:30], y[:30], makers)
     fit_caps.clear()
     _, again = fit_choosing(X, y, makers, params, warm_maxiter=gp.WARM_FIT_MAXITER)
@@ -88,3 +90,14 @@ def test_casmopolitan_chooses_between_the_overlap_forms_only_with_categoricals()
     assert forms == ["code", "paper"]
     (only,) = casmopolitan_kernels([0, 1], [])
     assert not any(isinstance(m, TransformedOverlapKernel) for m in only().modules())
+
+
+def test_one_kernel_is_fitted_once_and_kept_without_a_comparison(monkeypatch) -> None:
+    X, y = _data()
+    import common.kernel_choice as kernel_choice
+
+    compared = []
+    monkeypatch.setattr(kernel_choice, "MAPObjective", lambda model: compared.append(model))
+    model, params = fit_choosing(X, y, [_on_column(0)])
+    assert chosen(params, 1) == 0 and not compared
+    assert condition_choice(X, y, [_on_column(0)], params) is not None
