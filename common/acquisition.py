@@ -47,6 +47,11 @@ class _OnModelDevice:
     """
 
     def _mean_and_sigma(self, X, compute_sigma: bool = True, min_var: float = 1e-12):
+        fast = getattr(self.model, "mean_and_sigma", None)
+        if fast is not None and self.posterior_transform is None:
+            moments = fast(X, min_var)  # one autograd node (common.predictive)
+            if moments is not None:
+                return moments[0], moments[1] if compute_sigma else None
         posterior = self.model.posterior(X=X, posterior_transform=self.posterior_transform)
         mean = posterior.mean.squeeze(-2)
         if not compute_sigma:
@@ -55,7 +60,33 @@ class _OnModelDevice:
 
 
 class _LogEI(_OnModelDevice, LogExpectedImprovement):
-    pass
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        """``log h(u) + log σ``, ``u = (μ − best_f) / σ`` (BoTorch's value), with ``log h`` as
+        one autograd node (:class:`_LogH`) where the model has the fast moments."""
+        if X.dim() < 3 or X.shape[-2] != 1 or not self.maximize:
+            return super().forward(X)
+        mean, sigma = self._mean_and_sigma(X)
+        u = (mean - self.best_f) / sigma
+        return (_LogH.apply(u) + sigma.log()).squeeze(-1)
+
+
+class _LogH(torch.autograd.Function):
+    """``log h(u)``, ``h(u) = φ(u) + u Φ(u)``, by BoTorch's stable ``_log_ei_helper``; its
+    derivative ``h'(u) / h(u) = Φ(u) / h(u)`` is taken in log space, so it stays accurate far
+    below the incumbent, where both vanish (Ament et al. 2023)."""
+
+    @staticmethod
+    def forward(ctx, u: torch.Tensor) -> torch.Tensor:
+        from botorch.acquisition.analytic import _log_ei_helper
+
+        log_h = _log_ei_helper(u.detach())
+        ctx.save_for_backward(u.detach(), log_h)
+        return log_h
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
+        u, log_h = ctx.saved_tensors
+        return grad * torch.exp(torch.special.log_ndtr(u) - log_h)
 
 
 class _UCB(_OnModelDevice, UpperConfidenceBound):

@@ -205,7 +205,8 @@ class SharedTrainGP(SingleTaskGP):
     ):
         """BoTorch's posterior; for separate candidates (``X`` of shape ``(..., 1, d)``, what
         every acquisition here scores) computed directly from a cached Cholesky factor of the
-        training covariance and the kernel's ``forward`` (:func:`common.kernels.kernel_matrix`).
+        training covariance and the kernel's closed form against the training rows
+        (:mod:`common.cross_kernel`; else its ``forward``, :func:`common.kernels.kernel_matrix`).
 
         The same mean ``m(x) + k(x, X) K̂⁻¹ (y − m)`` and variance ``k(x, x) − ‖L⁻¹ k(X, x)‖²``
         (Rasmussen and Williams 2006, Eq 2.25–2.26) as gpytorch's exact prediction strategy,
@@ -237,7 +238,11 @@ class SharedTrainGP(SingleTaskGP):
             self.eval()
         L, alpha = self._cholesky_and_weights()
         x = X.squeeze(-2)
-        cross = kernel_matrix(self.covar_module, x, train)  # (..., n)
+        fast = self._predictive_cache[4]
+        if fast is not None and x.dtype == DTYPE and x.device.type == "cpu":
+            cross = fast(x)  # (..., n)
+        else:
+            cross = kernel_matrix(self.covar_module, x, train)
         mean = self.mean_module(x) + cross @ alpha
         # all candidates as the columns of one right-hand side (a batch of solves would copy L)
         v = torch.linalg.solve_triangular(L, cross.reshape(-1, L.shape[-1]).T, upper=False)
@@ -247,9 +252,38 @@ class SharedTrainGP(SingleTaskGP):
         mvn = MultivariateNormal(mean.unsqueeze(-1), DiagLinearOperator(variance.unsqueeze(-1)))
         return GPyTorchPosterior(distribution=mvn)
 
+    def mean_and_sigma(
+        self, X: torch.Tensor, min_var: float = 1e-12
+    ) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """The posterior mean and standard deviation (variance clamped at ``min_var``) at
+        separate candidates ``X`` (``(..., 1, d)``), each ``(..., 1)``, as one autograd node
+        (:mod:`common.predictive`); ``None`` where this model's kernel or mean has no such path
+        (then use :meth:`posterior`)."""
+        from gpytorch.means import ConstantMean
+
+        if X.dim() < 3 or X.shape[-2] != 1 or X.dtype != DTYPE or X.device.type != "cpu":
+            return None
+        if not isinstance(self.mean_module, ConstantMean) or self.train_inputs[0].dim() != 2:
+            return None
+        if self.training:
+            self.eval()
+        L, alpha = self._cholesky_and_weights()
+        fast = self._predictive_cache[4]
+        if fast is None:
+            return None
+        from common.predictive import mean_and_sigma
+
+        constant = float(self.mean_module.constant.detach())
+        mean, sigma = mean_and_sigma(X.squeeze(-2), fast, L, alpha, constant, min_var)
+        return mean.unsqueeze(-1), sigma.unsqueeze(-1)
+
     def _prior_variance(self, x: torch.Tensor) -> torch.Tensor:
         """``k(x, x)`` of every candidate row; for a stationary kernel (gpytorch's
         ``is_stationary``: ``k(x, x) = k(0)``) that of one row, the same value for every row."""
+        fast = self._predictive_cache[4] if self._predictive_cache is not None else None
+        if fast is not None and x.dtype == DTYPE:  # constant in the continuous columns
+            rows = x.detach().reshape(-1, x.shape[-1]).numpy()
+            return torch.from_numpy(fast.part.diag(rows)).reshape(x.shape[:-1])
         if not self.covar_module.is_stationary:
             return kernel_matrix(self.covar_module, x, x, diag=True)
         row = x.reshape(-1, x.shape[-1])[:1]
@@ -265,12 +299,15 @@ class SharedTrainGP(SingleTaskGP):
         if cache is None or cache[0] is not X or cache[1] is not y:
             from linear_operator.utils.cholesky import psd_safe_cholesky
 
+            from common.cross_kernel import cross_kernel
+
             with torch.no_grad():
                 K = kernel_matrix(self.covar_module, X, X)
                 K = K + self.likelihood.noise * torch.eye(len(y), dtype=K.dtype)
                 L = psd_safe_cholesky(K)
                 alpha = torch.cholesky_solve((y - self.mean_module(X)).unsqueeze(-1), L)
-            cache = self._predictive_cache = (X, y, L, alpha.squeeze(-1))
+            fast = cross_kernel(self.covar_module, X)
+            cache = self._predictive_cache = (X, y, L, alpha.squeeze(-1), fast)
         return cache[2], cache[3]
 
     def train(self, mode: bool = True):

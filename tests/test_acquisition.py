@@ -84,26 +84,91 @@ def test_cocabo_suggests_the_best_unseen_configuration_where_its_optimum_was_tri
         assert config not in configs
 
 
-def test_the_analytic_acquisitions_are_botorchs() -> None:
-    """Log EI and UCB, which skip BoTorch's per-call move to the candidates' device, give
-    BoTorch's values and gradients."""
+@pytest.mark.parametrize("best_f", [0.3, 8.0], ids=["near", "far-below-the-incumbent"])
+@pytest.mark.parametrize("kind", ["casmopolitan", "cocabo"])
+def test_the_analytic_acquisitions_are_botorchs(kind: str, best_f: float) -> None:
+    """Log EI and UCB, computed from the model's one-node mean and standard deviation
+    (:mod:`common.predictive`) with Log EI's ``log h`` as one node, give BoTorch's values and
+    gradients on a plain gpytorch ``SingleTaskGP`` with the same hyper-parameters; also far
+    below the incumbent, where Log EI's gradient needs its log-space form."""
     import torch
     from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
+    from botorch.models import SingleTaskGP
 
     from common.gp import DTYPE, fit_gp
-    from common.kernels import casmopolitan_kernel
+    from common.kernels import casmopolitan_kernel, cocabo_kernel
 
     rng = np.random.default_rng(0)
     X = np.column_stack([rng.random((20, 2)), rng.integers(0, 3, 20)])
-    model, _ = fit_gp(X, X[:, 0] + X[:, 2], lambda: casmopolitan_kernel([0, 1], [2]))
+    make = casmopolitan_kernel if kind == "casmopolitan" else cocabo_kernel
+    model, _ = fit_gp(X, X[:, 0] + X[:, 2], lambda: make([0, 1], [2]))
+    plain = SingleTaskGP(
+        model.train_inputs[0],
+        model.train_targets[:, None],
+        likelihood=model.likelihood,
+        covar_module=model.covar_module,
+        mean_module=model.mean_module,
+        outcome_transform=None,
+    ).eval()
     C = torch.as_tensor(np.column_stack([rng.random((7, 2)), rng.integers(0, 3, 7)]), dtype=DTYPE)
+    C[0] = torch.as_tensor(X[4])  # a training row: the variance clamped at its floor
     pairs = [
-        (acquisition.log_expected_improvement(model, 0.3), LogExpectedImprovement(model, 0.3)),
-        (acquisition.upper_confidence_bound(model, 2.0), UpperConfidenceBound(model, beta=4.0)),
+        (
+            acquisition.log_expected_improvement(model, best_f),
+            LogExpectedImprovement(plain, best_f),
+        ),
+        (acquisition.upper_confidence_bound(model, 2.0), UpperConfidenceBound(plain, beta=4.0)),
     ]
     for ours, theirs in pairs:
+        assert model.mean_and_sigma(C[:, None, :]) is not None  # the one-node path is taken
         a, b = (C[:, None, :].clone().requires_grad_(True) for _ in range(2))
         va, vb = ours(a), theirs(b)
-        assert torch.allclose(va, vb, rtol=1e-10)
+        assert va.shape == vb.shape == (7,)
+        assert torch.allclose(va, vb, rtol=1e-9)
         va.sum().backward(), vb.sum().backward()
-        assert torch.allclose(a.grad, b.grad, rtol=1e-8, atol=1e-12)
+        assert torch.allclose(a.grad, b.grad, rtol=1e-6, atol=1e-9)
+        assert a.grad[:, 0, :2].abs().max() > 1e-3 and not a.grad[:, 0, 2].any()
+
+
+def test_the_analytic_acquisitions_are_botorchs_with_bofms_kernel() -> None:
+    """The same for BO-FM's frequency-modulated kernel (not stationary: each candidate's prior
+    variance is its own), with an ordinal (path graph), a nominal and continuous columns."""
+    import torch
+    from botorch.acquisition import LogExpectedImprovement
+    from botorch.models import SingleTaskGP
+
+    from common.fm_kernel import FMLayout
+    from common.fm_model import build_fm_gp
+    from common.gp import DTYPE
+    from common.space import Categorical, Float, Integer, MixedSpace
+
+    rng = np.random.default_rng(2)
+    space = MixedSpace(
+        [Categorical("a", list("abcd")), Integer("n", 0, 5), Float("x", 0, 1), Float("y", 0, 1)]
+    )
+    layout = FMLayout.from_space(space)
+    X, C = layout.to_model(space.sample(25, rng)), layout.to_model(space.sample(8, rng))
+    model = build_fm_gp(layout, X, rng.normal(size=25))
+    with torch.no_grad():  # hyper-parameters away from their initial values
+        for p in model.parameters():
+            p.add_(torch.as_tensor(rng.normal(scale=0.3, size=tuple(p.shape)), dtype=DTYPE))
+    model.eval()
+    plain = SingleTaskGP(
+        model.train_inputs[0],
+        model.train_targets[:, None],
+        likelihood=model.likelihood,
+        covar_module=model.covar_module,
+        mean_module=model.mean_module,
+        outcome_transform=None,
+    ).eval()
+    assert not model.covar_module.is_stationary
+    ours = acquisition.log_expected_improvement(model, 0.2)
+    theirs = LogExpectedImprovement(plain, 0.2)
+    C = torch.as_tensor(C, dtype=DTYPE)
+    assert model.mean_and_sigma(C[:, None, :]) is not None
+    a, b = (C[:, None, :].clone().requires_grad_(True) for _ in range(2))
+    va, vb = ours(a), theirs(b)
+    assert torch.allclose(va, vb, rtol=1e-9)
+    va.sum().backward(), vb.sum().backward()
+    assert torch.allclose(a.grad, b.grad, rtol=1e-6, atol=1e-9)
+    assert a.grad[:, 0, 2:].abs().max() > 1e-3
