@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import numpy as np
 import torch
@@ -55,6 +55,8 @@ class _Param:
             return _softplus(self.raw) + self.lower
         if self.kind == "sigmoid":
             return self.lower + (self.upper - self.lower) * _sigmoid(self.raw)
+        if self.kind == "exp":
+            return np.exp(self.raw) + self.lower
         return self.raw
 
     def add_value_grad(self, grad_value: np.ndarray | float) -> None:
@@ -65,6 +67,8 @@ class _Param:
         elif self.kind == "sigmoid":
             s = _sigmoid(self.raw)
             self.grad = self.grad + grad_value * (self.upper - self.lower) * s * (1.0 - s)
+        elif self.kind == "exp":
+            self.grad = self.grad + grad_value * np.exp(self.raw)
         else:
             self.grad = self.grad + grad_value
 
@@ -95,6 +99,8 @@ def _transform_kind(constraint) -> tuple[str, float, float]:
         return "softplus", lower, upper
     if transform in (torch.sigmoid, torch.nn.functional.sigmoid) and math.isfinite(upper):
         return "sigmoid", lower, upper
+    if transform is torch.exp and not math.isfinite(upper):  # BO-FM's log_positive
+        return "exp", lower, upper
     raise _Unsupported
 
 
@@ -216,6 +222,86 @@ class _TransformedOverlap(_Term):
         self.weights.add_value_grad(grad_raw)  # the identity transform: raw's own gradient
 
 
+class _FrequencyModulated(_Term):
+    """BO-FM's ModLap kernel (:class:`common.fm_kernel.FMKernel`): ``K = Π_p f_p(t_p)`` over the
+    graphs, ``t_p = 1 + (α_p / P) d²``, ``d² = Σ_j (x_j − x'_j)² / ℓ_j² / D_c``; each factor's
+    derivatives in ``t`` and in its ``β_p`` are closed forms of its normalised spectrum, and
+    ``∂K/∂θ = K Σ_p (∂f_p/∂θ) / f_p``. Training nodes (and so each graph's spectral projections
+    between them) are fixed for the fit."""
+
+    def __init__(self, kernel, X: np.ndarray, beta: _Param, alpha, lengthscale) -> None:
+        self.beta, self.alpha, self.lengthscale = beta, alpha, lengthscale
+        self.P = len(kernel.graph_cols)
+        cont = list(kernel.cont_cols)
+        if cont:
+            diff = X[:, None, cont] - X[None, :, cont]
+            self.D = np.ascontiguousarray(diff.transpose(2, 0, 1) ** 2)
+        self.graphs = []
+        for p, col in enumerate(kernel.graph_cols):
+            n = kernel.n_nodes[p]
+            nodes = np.clip(np.round(X[:, col]), 0, n - 1).astype(int)
+            if kernel.complete[p]:
+                sign = (nodes[:, None] == nodes[None, :]) * float(n) - 1.0
+                self.graphs.append((n, sign, None, None))
+                continue
+            eig, proj, mult = (getattr(kernel, f"{k}_{p}").numpy() for k in ("eig", "proj", "mult"))
+            pairs = proj[:, nodes][:, :, nodes]  # (G, n, n): projections between training nodes
+            self.graphs.append((n, pairs, eig, mult))
+
+    def _factor(self, p: int, t, beta: float):
+        """``f``, ``∂f/∂t``, ``∂f/∂β`` of graph ``p`` at ``t``."""
+        n, pairs, eig, mult = self.graphs[p]
+        if eig is None:  # complete graph, pairs = the sign matrix
+            c = beta * n
+            norm = 1.0 + (n - 1) / (1.0 + c)
+            d_norm = -(n - 1) * n / (1.0 + c) ** 2
+            f = (1.0 / t + pairs / (t + c)) / norm
+            df_dt = (-1.0 / t**2 - pairs / (t + c) ** 2) / norm
+            df_dbeta = -pairs * n / (t + c) ** 2 / norm - f * d_norm / norm
+            return f, df_dt, df_dbeta
+        inverse = 1.0 / (np.asarray(t, dtype=float) + beta * eig[:, None, None])
+        norm = float((mult / (1.0 + beta * eig)).sum() / n)
+        d_norm = float(-(mult * eig / (1.0 + beta * eig) ** 2).sum() / n)
+        weighted = pairs * inverse**2
+        f = (pairs * inverse).sum(0) / norm
+        df_dt = -weighted.sum(0) / norm
+        df_dbeta = -_weighted_sum(eig, weighted) / norm - f * d_norm / norm
+        return f, df_dt, df_dbeta
+
+    def forward(self) -> np.ndarray:
+        beta = self.beta.value()
+        t = 1.0
+        if self.alpha is not None:
+            self.inv_sq = 1.0 / self.lengthscale.value() ** 2
+            self.d2 = _weighted_sum(self.inv_sq, self.D) / len(self.D)
+            self.a = self.alpha.value() / self.P
+        K = 1.0
+        self.ratios = []
+        for p in range(self.P):
+            if self.alpha is not None:
+                t = 1.0 + self.a[p] * self.d2
+            f, df_dt, df_dbeta = self._factor(p, t, float(beta[p]))
+            K = K * f
+            f_safe = np.maximum(f, np.finfo(float).tiny)
+            self.ratios.append((df_dt / f_safe, df_dbeta / f_safe))
+        self.K = K
+        return K
+
+    def backward(self, G: np.ndarray) -> None:
+        GK = G * self.K
+        self.beta.add_value_grad(np.array([np.vdot(GK, r_beta) for _, r_beta in self.ratios]))
+        if self.alpha is None:
+            return
+        slope = sum(a * r_t for a, (r_t, _) in zip(self.a, self.ratios, strict=True))
+        GK_d2 = GK * self.d2
+        self.alpha.add_value_grad(
+            np.array([np.vdot(GK_d2, r_t) / self.P for r_t, _ in self.ratios])
+        )
+        W = GK * slope  # ∂L/∂d²
+        ls = self.lengthscale.value()
+        self.lengthscale.add_value_grad(-2.0 * _inner_products(self.D, W) / (len(self.D) * ls**3))
+
+
 def _weighted_sum(w: np.ndarray, stack: np.ndarray) -> np.ndarray:
     """``Σ_j w_j stack_j`` for a ``(d, n, n)`` stack."""
     return (w @ stack.reshape(len(stack), -1)).reshape(stack.shape[1:])
@@ -228,8 +314,14 @@ def _inner_products(stack: np.ndarray, G: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------- priors
 def _log_prior(prior) -> Callable[[np.ndarray], tuple[float, np.ndarray]] | None:
-    """``x ↦ (Σ log p(x), ∂/∂x)`` for a gpytorch Gamma, log-normal or normal prior."""
-    from gpytorch.priors import GammaPrior, LogNormalPrior, NormalPrior
+    """``x ↦ (Σ log p(x), ∂/∂x)`` for a gpytorch Gamma, log-normal, normal or horseshoe prior,
+    or BO-FM's inverse gamma (none with a transform of its own)."""
+    from gpytorch.priors import GammaPrior, HorseshoePrior, LogNormalPrior, NormalPrior
+
+    from common.fm_kernel import InverseGammaPrior
+
+    if getattr(prior, "_transform", None) is not None:
+        return None
 
     if type(prior) is GammaPrior:
         a, b = float(prior.concentration), float(prior.rate)
@@ -256,6 +348,25 @@ def _log_prior(prior) -> Callable[[np.ndarray], tuple[float, np.ndarray]] | None
             return float(np.sum(-math.log(sigma) - HALF_LOG_2PI - 0.5 * z * z)), -z / sigma
 
         return normal
+    if type(prior) is HorseshoePrior:  # gpytorch's: the mean of the density's two bounds
+        scale, K = float(prior.scale), prior.K
+
+        def horseshoe(x):
+            A = (scale / x) ** 2
+            lb, ub = K / 2 * np.log1p(4 * A), K * np.log1p(2 * A)
+            dA = -2.0 * A / x
+            d_sum = K / 2 * 4 * dA / (1 + 4 * A) + K * 2 * dA / (1 + 2 * A)
+            return float(np.sum(np.log((lb + ub) / 2))), d_sum / (lb + ub)
+
+        return horseshoe
+    if type(prior) is InverseGammaPrior:
+        a, b = float(prior.concentration), float(prior.rate)
+        const = a * math.log(b) - math.lgamma(a)
+
+        def inverse_gamma(x):
+            return float(np.sum(const - (a + 1) * np.log(x) - b / x)), -(a + 1) / x + b / x**2
+
+        return inverse_gamma
     return None
 
 
@@ -266,6 +377,10 @@ _PRIOR_TARGETS = {
     ("MaternKernel", "lengthscale_prior"): ("raw_lengthscale", "value"),
     ("HomoskedasticNoise", "noise_prior"): ("raw_noise", "value"),
     ("TransformedOverlapKernel", "log_weights_prior"): ("raw_weights", "raw"),
+    ("ConstantMean", "mean_prior"): ("raw_constant", "value"),
+    ("FMKernel", "alpha_prior"): ("raw_alpha", "value"),
+    ("FMKernel", "beta_prior"): ("raw_beta", "value"),
+    ("FMKernel", "ls_prior"): ("raw_ls", "value"),
 }
 
 
@@ -275,7 +390,7 @@ class AnalyticMAP:
     gradient, both as :class:`common.map_fit.MAPObjective` computes them (the same value and
     gradient to rounding), from numpy."""
 
-    def __init__(self, model) -> None:
+    def __init__(self, model, log_params: Collection[str] = ()) -> None:
         from gpytorch.means import ConstantMean
 
         if getattr(model, "input_transform", None) is not None:
@@ -305,15 +420,20 @@ class AnalyticMAP:
         self.noise = self.params["likelihood.noise_covar.raw_noise"]
         self.mean = self.params["mean_module.raw_constant"]
         self.priors = self._priors(model)
+        self.log_params = [
+            p for name, p in self.params.items() if name.rsplit(".")[-1] in log_params
+        ]
         used = {id(p) for p in self._used}
         if set(map(id, self.params.values())) != used:  # a parameter this module does not know
             raise _Unsupported
 
     @classmethod
-    def for_model(cls, model) -> AnalyticMAP | None:
-        """The analytic objective of ``model``, or ``None`` where it has a part not covered."""
+    def for_model(cls, model, log_params: Collection[str] = ()) -> AnalyticMAP | None:
+        """The analytic objective of ``model`` (parameters named in ``log_params`` with their
+        log-Jacobian, as :class:`common.map_fit.MAPObjective`), or ``None`` where it has a part
+        not covered."""
         try:
-            return cls(model)
+            return cls(model, log_params)
         except (_Unsupported, KeyError, AttributeError):
             return None
 
@@ -325,6 +445,7 @@ class AnalyticMAP:
     def _term(self, kernel, path: str) -> _Term:
         from gpytorch.kernels import MaternKernel, ScaleKernel
 
+        from common.fm_kernel import FMKernel
         from common.kernels import MixtureKernel, OverlapKernel, TransformedOverlapKernel
 
         if not hasattr(self, "_kernel_params"):
@@ -350,6 +471,10 @@ class AnalyticMAP:
             return _Matern52(X, self._own(path, "raw_lengthscale"))
         if type(kernel) is OverlapKernel:
             return _Overlap(X)
+        if type(kernel) is FMKernel:
+            alpha = self._own(path, "raw_alpha") if kernel.cont_cols else None
+            ls = self._own(path, "raw_ls") if kernel.cont_cols else None
+            return _FrequencyModulated(kernel, X, self._own(path, "raw_beta"), alpha, ls)
         if type(kernel) is TransformedOverlapKernel:
             return _TransformedOverlap(X, self._own(path, "raw_weights"), kernel.form)
         raise _Unsupported
@@ -410,6 +535,9 @@ class AnalyticMAP:
                 param.add_value_grad(-grad)
             else:
                 param.grad = param.grad - grad
+        for param in self.log_params:  # value = exp(raw) + floor: log |d value / d raw| = raw
+            loss -= float(param.raw.sum())
+            param.grad = param.grad - 1.0
         grad = np.zeros(self.size)
         for param in self.params.values():
             grad[param.start : param.stop] = param.grad

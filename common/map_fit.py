@@ -8,7 +8,7 @@ computed here without gpytorch's MLL and BoTorch's closure machinery, whose book
 than the linear algebra of a few hundred observations (one evaluation with its gradient at 100
 observations of the 9-parameter mixed space, one thread: 2.6 ms through BoTorch, 1.3 ms here).
 For the kernels and priors the methods build, the same value and gradient come in closed form
-from numpy (:mod:`common.analytic_map`, 0.3 ms); autograd serves every other model (BO-FM's).
+from numpy (:mod:`common.analytic_map`, 0.3 ms); autograd serves any other model.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class MAPObjective:
         self.bounds = list(bounds) if bounds is not None else _constraint_bounds(model, named)
         self.priors = list(model.named_priors())
         self.log_params = [p for name, p in named if name.rsplit(".", 1)[-1] in log_params]
-        self.analytic = None if self.log_params else AnalyticMAP.for_model(model)
+        self.analytic = AnalyticMAP.for_model(model, log_params)
 
     def _loss(self) -> torch.Tensor:
         model = self.model

@@ -91,23 +91,58 @@ def test_a_covariance_that_is_not_positive_definite_is_a_failed_point() -> None:
     assert value == FAILED and not grad.any()
 
 
-def test_models_with_other_parts_keep_the_autograd_path() -> None:
-    """BO-FM's kernels on graphs and a kernel not listed here have no closed form: the objective
-    uses autograd for them (and the same objective is minimised)."""
-    from gpytorch.kernels import RBFKernel
-
+def _bofm_model(kind: str, seed: int = 5):
     from common.fm_kernel import FMLayout
     from common.fm_model import build_fm_gp
-    from common.space import Categorical, Float, MixedSpace
+    from common.space import Categorical, Float, Integer, MixedSpace
+
+    rng = np.random.default_rng(seed)
+    dims = [Categorical("a", list("abcde")), Integer("n", 0, 6), Categorical("b", list("xyz"))]
+    if kind in ("mixed", "constraint"):
+        dims += [Float("x", 0.0, 1.0), Float("y", 0.0, 1.0)]
+    if kind == "continuous":  # no graph: BO-FM's Matérn fallback
+        dims = [Float("x", 0.0, 1.0), Float("y", 0.0, 1.0), Integer("m", 0, 100)]
+    layout = FMLayout.from_space(MixedSpace(dims))
+    rows = layout.to_model(MixedSpace(dims).sample(30, rng))
+    return build_fm_gp(layout, rows, rng.normal(size=30), constraint=kind == "constraint")
+
+
+@pytest.mark.parametrize("kind", ["mixed", "discrete", "continuous", "constraint"])
+def test_the_closed_form_is_bofms_autograd_objective(kind: str) -> None:
+    """BO-FM's frequency-modulated kernel (a nominal complete graph, an ordinal path graph,
+    continuous columns), its horseshoe, inverse-gamma and normal priors, log-space parameters
+    with their log-Jacobian: the same loss and gradient as autograd."""
+    from common.fm_model import _LOG_PARAMS, _raw_bounds
+
+    model = _bofm_model(kind)
+    objective = MAPObjective(model, _raw_bounds(model), _LOG_PARAMS)
+    assert objective.analytic is not None
+    rng = np.random.default_rng(4)
+    names = [n for n, p in model.named_parameters() for _ in range(p.numel())]
+    on_value = np.array([n.endswith("raw_lengthscale") for n in names])  # no transform: > 0
+    x0 = objective._current()
+    for step in (0.0, 0.5, 1.0):
+        x = x0 + rng.normal(0.0, step, x0.shape)
+        x = np.where(on_value, np.abs(x) + 0.03, x)
+        theirs, their_grad = _autograd(objective, x)
+        ours, our_grad = objective.analytic(x)
+        assert ours == pytest.approx(theirs, rel=1e-7, abs=1e-8)
+        assert np.allclose(our_grad, their_grad, rtol=1e-6, atol=1e-9)
+        assert np.abs(their_grad).max() > 1e-3
+
+
+def test_models_with_other_parts_keep_the_autograd_path() -> None:
+    """A kernel or a prior not listed here has no closed form: the objective uses autograd."""
+    from gpytorch.kernels import RBFKernel
+    from gpytorch.priors import LogNormalPrior
 
     X, y = _data()
     assert AnalyticMAP.for_model(build_gp(X, y, lambda: scaled(RBFKernel()))) is None
-    space = MixedSpace([Categorical("a", list("abc")), Float("x", 0.0, 1.0)])
-    layout = FMLayout.from_space(space)
-    rows = space.sample(20, np.random.default_rng(0))
-    fm = build_fm_gp(layout, layout.to_model(rows), y[:20])
-    assert AnalyticMAP.for_model(fm) is None
-    assert MAPObjective(fm).analytic is None
+    model = build_gp(X, y, KERNELS["continuous"])
+    transformed = LogNormalPrior(0.0, 1.0, transform=torch.exp)
+    model.covar_module.register_prior("outputscale_prior", transformed, lambda m: m.outputscale)
+    assert AnalyticMAP.for_model(model) is None
+    assert MAPObjective(model).analytic is None
 
 
 def test_the_priors_are_read_from_the_parameters_they_are_registered_on() -> None:
