@@ -5,7 +5,6 @@ The GP models ``−y`` (see :mod:`common.gp`), so every acquisition here is maxi
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -15,27 +14,56 @@ from botorch.acquisition import (
     LogExpectedImprovement,
     UpperConfidenceBound,
 )
-from botorch.exceptions.warnings import OptimizationWarning
-from botorch.generation.gen import gen_candidates_scipy
 from botorch.models.model import Model
 
 from common.gp import DTYPE
 
+FAILED_ASCENT = 1e300  # the loss where an acquisition is not finite: the line search backs off
 
-def generate_candidates(*args, **kwargs):
-    """BoTorch's ``gen_candidates_scipy`` without its "line search ABNORMAL" warnings.
 
-    A stopped line search is routine in a few-iteration acquisition ascent, not news to the user;
-    BoTorch forces the warning with an ``"always"`` filter, so it is caught here and every other
-    warning passed on.
+def ascend(
+    acqf: AcquisitionFunction,
+    starts: np.ndarray,
+    cols: Sequence[int],
+    lower: np.ndarray,
+    upper: np.ndarray,
+    maxiter: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``maxiter`` L-BFGS-B iterations on columns ``cols`` of every row of ``starts``
+    within ``[lower, upper]`` (per column of ``cols``), each row's other columns fixed; returns
+    the rows and their acquisition values.
+
+    The rows are independent problems solved as one: the sum of their acquisitions has each row's
+    own gradient in that row's variables, so one scipy run moves them all with one batched
+    acquisition call per evaluation (BoTorch's ``gen_candidates_scipy`` runs one L-BFGS-B per row
+    in lockstep, but limits BLAS threads on every call through threadpoolctl, whose library scan
+    cost more than the ascent itself in BO-FM's many short ones).
     """
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = gen_candidates_scipy(*args, **kwargs)
-    for w in caught:
-        if not issubclass(w.category, OptimizationWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return out
+    from scipy.optimize import minimize
+
+    starts = np.asarray(starts, dtype=float)
+    cols = np.asarray(cols, dtype=int)
+    n, k = len(starts), len(cols)
+    base = torch.as_tensor(starts, dtype=DTYPE)
+    index = torch.as_tensor(cols)
+
+    def loss(flat: np.ndarray) -> tuple[float, np.ndarray]:
+        free = torch.as_tensor(flat.reshape(n, k), dtype=DTYPE).requires_grad_(True)
+        X = base.index_copy(1, index, free)
+        total = acqf(X[:, None, :]).sum()
+        if not torch.isfinite(total):
+            return FAILED_ASCENT, np.zeros_like(flat)
+        (grad,) = torch.autograd.grad(total, free)
+        return -float(total.detach()), -grad.numpy().reshape(-1)
+
+    x0 = np.clip(starts[:, cols], lower, upper).reshape(-1)
+    bounds = list(zip(np.tile(lower, n), np.tile(upper, n), strict=True))
+    result = minimize(
+        loss, x0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter}
+    )
+    rows = starts.copy()
+    rows[:, cols] = np.clip(result.x.reshape(n, k), lower, upper)
+    return rows, evaluate(acqf, rows)
 
 
 class _OnModelDevice:
@@ -71,22 +99,50 @@ class _LogEI(_OnModelDevice, LogExpectedImprovement):
 
 
 class _LogH(torch.autograd.Function):
-    """``log h(u)``, ``h(u) = φ(u) + u Φ(u)``, by BoTorch's stable ``_log_ei_helper``; its
-    derivative ``h'(u) / h(u) = Φ(u) / h(u)`` is taken in log space, so it stays accurate far
-    below the incumbent, where both vanish (Ament et al. 2023)."""
+    """``log h(u)``, ``h(u) = φ(u) + u Φ(u)``, as BoTorch's stable ``_log_ei_helper`` computes
+    it (Ament et al. 2023), in numpy; its derivative ``h'(u) / h(u) = Φ(u) / h(u)`` is taken in
+    log space, so it stays accurate far below the incumbent, where both vanish."""
 
     @staticmethod
     def forward(ctx, u: torch.Tensor) -> torch.Tensor:
-        from botorch.acquisition.analytic import _log_ei_helper
-
-        log_h = _log_ei_helper(u.detach())
-        ctx.save_for_backward(u.detach(), log_h)
-        return log_h
+        values = u.detach().numpy()
+        log_h = log_ei_helper(values)
+        ctx.values, ctx.log_h = values, log_h
+        return torch.from_numpy(log_h)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
-        u, log_h = ctx.saved_tensors
-        return grad * torch.exp(torch.special.log_ndtr(u) - log_h)
+        from scipy.special import log_ndtr
+
+        return grad * torch.from_numpy(np.exp(log_ndtr(ctx.values) - ctx.log_h))
+
+
+LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
+LOG_SQRT_PI_DIV_2 = 0.5 * np.log(np.pi / 2.0)
+
+
+def log_ei_helper(u: np.ndarray) -> np.ndarray:
+    """BoTorch's ``_log_ei_helper`` in numpy: ``log(φ(u) + u Φ(u))`` directly above ``u = −1``;
+    below, ``log φ(u) + log(1 − exp(w))`` with ``w = log(|u| Φ(u) / φ(u))`` from the scaled
+    complementary error function, and the leading term ``−2 log |u|`` past ``u = −10⁶``."""
+    from scipy.special import erfcx, ndtr
+
+    u = np.asarray(u, dtype=float)
+    out = np.empty_like(u)
+    upper = u > -1.0
+    top = u[upper]
+    out[upper] = np.log(np.exp(-0.5 * top * top - LOG_SQRT_2PI) + top * ndtr(top))
+    low = u[~upper]
+    log_phi = -0.5 * low * low - LOG_SQRT_2PI
+    far = low <= -1e6
+    moderate = np.where(far, -1.0, low)
+    with np.errstate(divide="ignore"):
+        w = np.log(erfcx(-moderate / np.sqrt(2.0)) * np.abs(moderate)) + LOG_SQRT_PI_DIV_2
+        log1mexp = np.where(
+            w > -np.log(2.0), np.log(-np.expm1(w)), np.log1p(-np.exp(np.minimum(w, 0.0)))
+        )
+    out[~upper] = log_phi + np.where(far, -2.0 * np.log(np.abs(low)), log1mexp)
+    return out
 
 
 class _UCB(_OnModelDevice, UpperConfidenceBound):
@@ -127,9 +183,9 @@ def maximize_continuous(
 
     Multi-start gradient optimisation: ``n_raw`` uniform candidates (plus ``extra_starts``, rows of
     continuous values) are scored in one batch, and the best ``n_starts`` are refined together by
-    L-BFGS-B. ``snap`` (e.g. :meth:`MixedSpace.round`) puts rows on the space's grid (integers,
-    steps): the refined rows are snapped and scored again, so the value returned is that of the
-    configuration that will run, not of its continuous relaxation. ``exclude`` (e.g.
+    L-BFGS-B (:func:`ascend`). ``snap`` (e.g. :meth:`MixedSpace.round`) puts rows on the space's
+    grid (integers, steps): the refined rows are snapped and scored again, so the value returned is
+    that of the configuration that will run, not of its continuous relaxation. ``exclude`` (e.g.
     :meth:`common.configset.ConfigSet.contains`) marks rows that must not be returned, such as
     configurations already observed: the best refined or raw row it does not mark is returned
     (with integers, the optimum often snaps onto an observed row). Returns the best full row and
@@ -150,22 +206,8 @@ def maximize_continuous(
         X = snap(X)
     scores = evaluate(acqf, X)
     starts = X[np.argsort(-scores)[:n_starts]]
-    full_lo = torch.as_tensor(template, dtype=DTYPE).clone()
-    full_hi = full_lo.clone()
-    full_lo[cont] = torch.as_tensor(lo, dtype=DTYPE)
-    full_hi[cont] = torch.as_tensor(hi, dtype=DTYPE)
-    fixed = {int(j): float(template[j]) for j in range(len(template)) if j not in set(cont)}
     try:
-        cands, vals = generate_candidates(
-            torch.as_tensor(starts, dtype=DTYPE)[:, None, :],
-            acqf,
-            lower_bounds=full_lo,
-            upper_bounds=full_hi,
-            fixed_features=fixed or None,
-            options={"maxiter": 100},
-        )
-        cands_np = cands.detach().numpy()[:, 0, :]
-        vals_np = vals.detach().numpy().reshape(-1)
+        cands_np, vals_np = ascend(acqf, starts, cont, lo, hi, maxiter=100)
     except Exception:  # the raw scores still give a sensible point
         cands_np, vals_np = starts, np.sort(scores)[::-1][: len(starts)]
     if snap is not None:

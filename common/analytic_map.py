@@ -37,18 +37,22 @@ HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 class _Param:
-    """One raw parameter: its slice of the flat vector, and the transform to its value."""
+    """One raw parameter: its slice of the flat vector, and the transform to its value.
+
+    Gradients accumulate on the value's scale (``add_value_grad``, from the kernel terms and
+    priors) and on the raw scale (``grad_raw``, from priors on the raw parameter and
+    log-Jacobians); :meth:`gradient` turns them into ``∂L/∂raw`` once per evaluation."""
 
     def __init__(self, tensor: torch.Tensor, start: int, constraint) -> None:
         self.shape = tuple(tensor.shape)
         self.start, self.stop = start, start + tensor.numel()
         self.kind, self.lower, self.upper = _transform_kind(constraint)
-        self.raw = np.zeros(self.stop - self.start)
-        self.grad = np.zeros_like(self.raw)  # ∂L/∂raw, accumulated by the terms' backward passes
+        self.load(np.zeros(self.stop))
 
     def load(self, flat: np.ndarray) -> None:
         self.raw = flat[self.start : self.stop]
-        self.grad = np.zeros_like(self.raw)
+        self.grad_value: np.ndarray | float = 0.0
+        self.grad_raw: np.ndarray | float = 0.0
 
     def value(self) -> np.ndarray:
         if self.kind == "softplus":
@@ -60,17 +64,22 @@ class _Param:
         return self.raw
 
     def add_value_grad(self, grad_value: np.ndarray | float) -> None:
-        """Accumulate ``∂L/∂value`` (broadcast to the parameter's size) as ``∂L/∂raw``."""
-        grad_value = np.broadcast_to(np.asarray(grad_value, dtype=float), self.raw.shape)
+        """Accumulate ``∂L/∂value`` (a scalar is shared by every entry)."""
+        self.grad_value = self.grad_value + grad_value
+
+    def gradient(self) -> np.ndarray:
+        """``∂L/∂raw`` of everything accumulated, one entry per scalar of the parameter."""
         if self.kind == "softplus":
-            self.grad = self.grad + grad_value * np.where(self.raw > 20.0, 1.0, _sigmoid(self.raw))
+            slope = np.where(self.raw > 20.0, 1.0, _sigmoid(self.raw))
         elif self.kind == "sigmoid":
             s = _sigmoid(self.raw)
-            self.grad = self.grad + grad_value * (self.upper - self.lower) * s * (1.0 - s)
+            slope = (self.upper - self.lower) * s * (1.0 - s)
         elif self.kind == "exp":
-            self.grad = self.grad + grad_value * np.exp(self.raw)
+            slope = np.exp(self.raw)
         else:
-            self.grad = self.grad + grad_value
+            slope = 1.0
+        total = np.asarray(self.grad_value * slope + self.grad_raw, dtype=float)
+        return np.broadcast_to(total, self.raw.shape)
 
 
 def _softplus(x: np.ndarray) -> np.ndarray:
@@ -534,13 +543,13 @@ class AnalyticMAP:
             if seen_as == "value":
                 param.add_value_grad(-grad)
             else:
-                param.grad = param.grad - grad
+                param.grad_raw = param.grad_raw - grad
         for param in self.log_params:  # value = exp(raw) + floor: log |d value / d raw| = raw
             loss -= float(param.raw.sum())
-            param.grad = param.grad - 1.0
+            param.grad_raw = param.grad_raw - 1.0
         grad = np.zeros(self.size)
         for param in self.params.values():
-            grad[param.start : param.stop] = param.grad
+            grad[param.start : param.stop] = param.gradient()
         if not math.isfinite(loss):
             raise np.linalg.LinAlgError("non-finite objective")
         return loss / n, grad / n

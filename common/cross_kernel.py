@@ -192,7 +192,7 @@ class _Graph:
             sign = (v[:, None] == w[None, :]) * float(self.n) - 1.0
             f = (1.0 / t + sign / (t + self.c)) / self.norm
             return f, (-1.0 / t**2 - sign / (t + self.c) ** 2) / self.norm
-        rows = self.proj[:, v][:, :, w]  # (G, m, n)
+        rows = self.proj[:, v[:, None], w[None, :]]  # (G, m, n)
         inverse = 1.0 / (np.asarray(t, dtype=float) + self.shifts[:, None, None])
         return (rows * inverse).sum(0), -(rows * inverse**2).sum(0)
 

@@ -12,10 +12,10 @@ The work is bounded by counts only (rounds, L-BFGS-B iterations, neighbours), ne
 so the result is a deterministic function of the inputs and the generator under any machine load.
 
 Both steps are batched over all starts: one acquisition call scores every neighbour of every
-start, and one parallel L-BFGS-B call (BoTorch's ``gen_candidates_scipy``, the discrete columns
-fixed per start) moves all continuous parts. BoTorch's own ``optimize_acqf_mixed_alternating`` is
-not used: it draws its random starts, spray points and neighbour subsets from the global torch
-RNG, and it knows only ordinal (±1) and categorical (all values) neighbourhoods, not user graphs.
+start, and one L-BFGS-B run (:func:`common.acquisition.ascend`, each start's discrete columns
+fixed) moves all continuous parts. BoTorch's own ``optimize_acqf_mixed_alternating`` is not used:
+it draws its random starts, spray points and neighbour subsets from the global torch RNG, and it
+knows only ordinal (±1) and categorical (all values) neighbourhoods, not user graphs.
 
 >>> Z, values = typewise_ascent(acqf, layout, starts, rng)
 """
@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from botorch.acquisition import AcquisitionFunction
 
-from common.acquisition import generate_candidates
+from common.acquisition import ascend
 from common.fm_kernel import FMLayout
 from common.gp import DTYPE
 
@@ -122,26 +122,14 @@ def _discrete_step(acqf, layout, Z, values, rng, forbidden) -> np.ndarray:
 
 
 def _continuous_step(acqf, layout, Z, values, maxiter: int) -> np.ndarray:
-    """``maxiter`` parallel L-BFGS-B iterations on every start's continuous columns (in place)."""
-    lower = torch.zeros(layout.dim, dtype=DTYPE)
-    upper = torch.ones(layout.dim, dtype=DTYPE)
-    for col, graph in zip(layout.graph_cols, layout.graphs, strict=True):
-        upper[col] = graph.n - 1
-    start = torch.as_tensor(Z, dtype=DTYPE)[:, None, :]
-    fixed = {col: start[:, 0, col].clone() for col in layout.graph_cols}
+    """``maxiter`` L-BFGS-B iterations on every start's continuous columns (in place)."""
+    cont = list(layout.cont_cols)
+    ones = np.ones(len(cont))
     try:
-        cands, vals = generate_candidates(
-            start,
-            acqf,
-            lower_bounds=lower,
-            upper_bounds=upper,
-            fixed_features=fixed or None,
-            options={"maxiter": maxiter},
-        )
+        new, new_values = ascend(acqf, Z, cont, 0.0 * ones, ones, maxiter)
     except Exception:  # a failed gradient step leaves the starts where they are
         return np.zeros(len(Z), dtype=bool)
-    new = cands.detach().numpy()[:, 0, :]
-    new_values = np.nan_to_num(vals.detach().numpy().reshape(-1), nan=-np.inf)
+    new_values = np.nan_to_num(new_values, nan=-np.inf)
     moved = new_values > values + TOL
     Z[moved], values[moved] = new[moved], new_values[moved]
     return moved

@@ -1,27 +1,10 @@
 """The acquisition helpers shared by the methods."""
 
-import warnings
-
 import numpy as np
 import pytest
-from botorch.exceptions.warnings import OptimizationWarning
 
 import common.acquisition as acquisition
 from common.busy import BusyPolicy
-
-
-def test_routine_line_search_warnings_are_silenced_and_others_passed_on(monkeypatch) -> None:
-    def noisy(*args, **kwargs):
-        with warnings.catch_warnings():  # BoTorch forces its warning through like this
-            warnings.simplefilter("always", category=OptimizationWarning)
-            warnings.warn("ABNORMAL line search", OptimizationWarning, stacklevel=2)
-        warnings.warn("something else", RuntimeWarning, stacklevel=2)
-        return "candidates"
-
-    monkeypatch.setattr(acquisition, "gen_candidates_scipy", noisy)
-    with pytest.warns(RuntimeWarning, match="something else") as record:
-        assert acquisition.generate_candidates() == "candidates"
-    assert not [w for w in record if issubclass(w.category, OptimizationWarning)]
 
 
 def test_a_relaxed_optimum_is_snapped_to_the_grid_and_scored_there() -> None:
@@ -172,3 +155,43 @@ def test_the_analytic_acquisitions_are_botorchs_with_bofms_kernel() -> None:
     va.sum().backward(), vb.sum().backward()
     assert torch.allclose(a.grad, b.grad, rtol=1e-6, atol=1e-9)
     assert a.grad[:, 0, 2:].abs().max() > 1e-3
+
+
+def test_log_ei_helper_is_botorchs_from_far_below_to_far_above_the_incumbent() -> None:
+    """The numpy ``log h(u)`` has BoTorch's values in each of its branches (above ``u = −1``,
+    the scaled-erfc branch, the asymptote past ``−10⁶``), and ``log_ndtr(u) − log h(u)`` its
+    derivative's log."""
+    import torch
+    from botorch.acquisition.analytic import _log_ei_helper
+
+    u = np.concatenate([-np.logspace(8, -3, 200), [-1.0, -1e6], np.linspace(-3.0, 40.0, 200)])
+    theirs = _log_ei_helper(torch.as_tensor(u)).numpy()
+    ours = acquisition.log_ei_helper(u)
+    assert np.allclose(ours, theirs, rtol=1e-12, atol=0.0)
+    moderate = torch.as_tensor(u[u > -1e3], dtype=torch.float64).requires_grad_(True)
+    (g_theirs,) = torch.autograd.grad(_log_ei_helper(moderate).sum(), moderate)
+    (g_ours,) = torch.autograd.grad(acquisition._LogH.apply(moderate).sum(), moderate)
+    assert torch.allclose(g_ours, g_theirs, rtol=1e-8)
+
+
+def test_ascend_moves_every_start_to_its_own_optimum_within_the_bounds() -> None:
+    """Independent starts solved as one problem: each start's free columns reach its own
+    maximiser (which depends on its fixed column) or the bound in the way; fixed columns keep
+    their values; the values returned are the acquisition's at the rows returned."""
+    import torch
+    from botorch.acquisition import AcquisitionFunction
+
+    class Bowl(AcquisitionFunction):  # maximum at x1 = column 0, x2 = 0.3
+        def __init__(self) -> None:
+            torch.nn.Module.__init__(self)
+
+        def forward(self, X):
+            x = X[..., 0, :]
+            return -((x[:, 1] - x[:, 0]) ** 2) - (x[:, 2] - 0.3) ** 2
+
+    starts = np.array([[0.2, 0.9, 0.9], [0.7, 0.1, 0.1], [1.5, 0.5, 0.5]])
+    rows, values = acquisition.ascend(Bowl(), starts, [1, 2], np.zeros(2), np.ones(2), 50)
+    assert np.allclose(rows[:, 0], starts[:, 0])
+    assert np.allclose(rows[:, 1], [0.2, 0.7, 1.0], atol=1e-5)  # the third: its upper bound
+    assert np.allclose(rows[:, 2], 0.3, atol=1e-5)
+    assert np.allclose(values, -((rows[:, 1] - rows[:, 0]) ** 2) - (rows[:, 2] - 0.3) ** 2)
