@@ -164,35 +164,86 @@ class _Mixture(_Term):
         self.cont.backward(G * ((1.0 - lam) + lam * Kh))
 
 
+class _SquaredDistances:
+    """Per-column squared differences of fixed rows, never stored as an ``(d, n, n)`` stack:
+    ``Σ_j c_j (x_j − x'_j)²`` from the Gram matrix of the scaled rows, and ``Σ_ab W_ab (x_aj −
+    x_bj)²`` per column ``j`` from ``W X`` (memory ``O(n²)``, not ``O(d n²)``, at a thousand
+    rows of many columns)."""
+
+    def __init__(self, X: np.ndarray) -> None:
+        self.X = np.ascontiguousarray(X)
+        self.X_sq = self.X * self.X
+
+    def __len__(self) -> int:
+        return self.X.shape[1]
+
+    def combined(self, c: np.ndarray) -> np.ndarray:
+        """``Σ_j c_j (x_j − x'_j)²`` for every pair of rows (exactly 0 on the diagonal)."""
+        z = self.X * np.sqrt(c)
+        sq = self.X_sq @ c
+        out = sq[:, None] + sq[None, :] - 2.0 * (z @ z.T)
+        np.maximum(out, 0.0, out=out)
+        np.fill_diagonal(out, 0.0)
+        return out
+
+    def weighted(self, W: np.ndarray) -> np.ndarray:
+        """``Σ_ab W_ab (x_aj − x_bj)²`` for every column ``j``."""
+        spread = self.X_sq.T @ (W.sum(1) + W.sum(0))
+        return spread - 2.0 * np.einsum("aj,aj->j", self.X, W @ self.X)
+
+
 class _Matern52(_Term):
     """Matérn-5/2 of ``r² = Σ_j (x_j − x'_j)² / ℓ_j²``; ``∂k/∂ℓ_j = (5/3)(1 + √5 r) e^{−√5 r}
     (x_j − x'_j)² / ℓ_j³``."""
 
     def __init__(self, X: np.ndarray, lengthscale: _Param) -> None:
-        self.D = np.ascontiguousarray((X[:, None, :] - X[None, :, :]).transpose(2, 0, 1) ** 2)
+        self.D = _SquaredDistances(X)
         self.lengthscale = lengthscale
 
     def forward(self) -> np.ndarray:
-        ls = np.broadcast_to(self.lengthscale.value(), (self.D.shape[0],))
+        ls = np.broadcast_to(self.lengthscale.value(), (len(self.D),))
         self.inv_sq = 1.0 / ls**2
-        r = np.sqrt(_weighted_sum(self.inv_sq, self.D))
+        r = np.sqrt(self.D.combined(self.inv_sq))
         self.e = np.exp(-SQRT5 * r)
         self.r = r
         return (1.0 + SQRT5 * r + (5.0 / 3.0) * r * r) * self.e
 
     def backward(self, G: np.ndarray) -> None:
         weight = G * ((5.0 / 3.0) * (1.0 + SQRT5 * self.r) * self.e)
-        per_dim = _inner_products(self.D, weight) * self.inv_sq**1.5
+        per_dim = self.D.weighted(weight) * self.inv_sq**1.5
         if self.lengthscale.raw.size == 1:
             per_dim = per_dim.sum(keepdims=True)
         self.lengthscale.add_value_grad(per_dim.reshape(self.lengthscale.raw.shape))
+
+
+class _OneHot:
+    """Categorical columns as one-hot codes ``O`` (one column per level present): the matches
+    ``Σ_i w_i [x_i = x'_i]`` of every pair are ``(O w) Oᵀ``, and ``Σ_ab W_ab [x_ai = x_bi]`` per
+    column ``i`` is the sum over its levels of ``diag(Oᵀ W O)``."""
+
+    def __init__(self, X: np.ndarray) -> None:
+        codes, owners = [], []
+        for i in range(X.shape[1]):
+            for level in np.unique(X[:, i]):
+                codes.append(X[:, i] == level)
+                owners.append(i)
+        self.O = np.stack(codes, 1).astype(float) if codes else np.zeros((len(X), 0))
+        self.owner = np.asarray(owners, dtype=int)
+        self.d = X.shape[1]
+
+    def matches(self, w: np.ndarray) -> np.ndarray:
+        return (self.O * w[self.owner]) @ self.O.T
+
+    def weighted(self, W: np.ndarray) -> np.ndarray:
+        per_level = np.einsum("al,al->l", W @ self.O, self.O)
+        return np.bincount(self.owner, weights=per_level, minlength=self.d)
 
 
 class _Overlap(_Term):
     """CoCaBO's overlap kernel: the fraction of matching categories (no parameters)."""
 
     def __init__(self, X: np.ndarray) -> None:
-        self.K = (X[:, None, :] == X[None, :, :]).mean(-1)
+        self.K = _OneHot(X).matches(np.full(X.shape[1], 1.0 / max(X.shape[1], 1)))
 
     def forward(self) -> np.ndarray:
         return self.K
@@ -206,13 +257,13 @@ class _TransformedOverlap(_Term):
     the code's form ``exp(A / W)``, the paper's ``exp((A − W) / d)``; ``w = exp(raw)``."""
 
     def __init__(self, X: np.ndarray, weights: _Param, form: str) -> None:
-        self.M = np.ascontiguousarray((X[:, None, :] == X[None, :, :]).transpose(2, 0, 1), float)
+        self.M = _OneHot(X)
         self.weights, self.form = weights, form
 
     def forward(self) -> np.ndarray:
-        d = self.M.shape[0]
+        d = self.M.d
         self.w = np.broadcast_to(np.exp(self.weights.raw), (d,))
-        self.A = _weighted_sum(self.w, self.M)
+        self.A = self.M.matches(self.w)
         self.W = float(self.w.sum())
         exponent = self.A / self.W if self.form == "code" else (self.A - self.W) / d
         self.K = np.exp(exponent)
@@ -220,11 +271,11 @@ class _TransformedOverlap(_Term):
 
     def backward(self, G: np.ndarray) -> None:
         GK = G * self.K
-        per_match = _inner_products(self.M, GK)
+        per_match = self.M.weighted(GK)
         if self.form == "code":
             grad_w = per_match / self.W - float(np.vdot(GK, self.A)) / self.W**2
         else:
-            grad_w = (per_match - GK.sum()) / self.M.shape[0]
+            grad_w = (per_match - GK.sum()) / self.M.d
         grad_raw = grad_w * self.w
         if self.weights.raw.size == 1:
             grad_raw = grad_raw.sum(keepdims=True)
@@ -235,39 +286,48 @@ class _FrequencyModulated(_Term):
     """BO-FM's ModLap kernel (:class:`common.fm_kernel.FMKernel`): ``K = Π_p f_p(t_p)`` over the
     graphs, ``t_p = 1 + (α_p / P) d²``, ``d² = Σ_j (x_j − x'_j)² / ℓ_j² / D_c``; each factor's
     derivatives in ``t`` and in its ``β_p`` are closed forms of its normalised spectrum, and
-    ``∂K/∂θ = K Σ_p (∂f_p/∂θ) / f_p``. Training nodes (and so each graph's spectral projections
-    between them) are fixed for the fit."""
+    ``∂K/∂θ = K Σ_p (∂f_p/∂θ) / f_p``.
+
+    Without continuous columns ``t = 1`` and each factor is a table of node pairs, so
+    ``K = exp(O L Oᵀ)`` with ``O`` the training rows' one-hot nodes of every graph and ``L`` the
+    block-diagonal log tables, and ``∂L/∂β_p = Σ_ab (∂ log T_p/∂β)[a, b] (Oᵀ (G ⊙ K) O)[a, b]``:
+    matrix products whose cost grows with the number of nodes, not with ``n²`` per graph. With
+    continuous columns the factors are recomputed in the backward pass rather than kept, so the
+    memory stays a few ``n × n`` arrays whatever the number of graphs."""
 
     def __init__(self, kernel, X: np.ndarray, beta: _Param, alpha, lengthscale) -> None:
         self.beta, self.alpha, self.lengthscale = beta, alpha, lengthscale
         self.P = len(kernel.graph_cols)
         cont = list(kernel.cont_cols)
         if cont:
-            diff = X[:, None, cont] - X[None, :, cont]
-            self.D = np.ascontiguousarray(diff.transpose(2, 0, 1) ** 2)
-        self.graphs = []
+            self.D = _SquaredDistances(X[:, cont])
+        self.graphs = []  # (n, training nodes, eig, mult, proj) per graph (eig None: complete)
         for p, col in enumerate(kernel.graph_cols):
             n = kernel.n_nodes[p]
             nodes = np.clip(np.round(X[:, col]), 0, n - 1).astype(int)
             if kernel.complete[p]:
-                sign = (nodes[:, None] == nodes[None, :]) * float(n) - 1.0
-                self.graphs.append((n, sign, None, None))
+                self.graphs.append((n, nodes, None, None, None))
                 continue
             eig, proj, mult = (getattr(kernel, f"{k}_{p}").numpy() for k in ("eig", "proj", "mult"))
-            pairs = proj[:, nodes][:, :, nodes]  # (G, n, n): projections between training nodes
-            self.graphs.append((n, pairs, eig, mult))
+            self.graphs.append((n, nodes, eig, mult, proj))
+        if alpha is None:
+            onehots = [np.eye(n)[nodes] for n, nodes, *_ in self.graphs]
+            self.onehot = np.concatenate(onehots, 1)  # (N, Σ n_p)
+            self.offsets = np.cumsum([0] + [n for n, *_ in self.graphs])
 
-    def _factor(self, p: int, t, beta: float):
-        """``f``, ``∂f/∂t``, ``∂f/∂β`` of graph ``p`` at ``t``."""
-        n, pairs, eig, mult = self.graphs[p]
-        if eig is None:  # complete graph, pairs = the sign matrix
+    def _factor(self, p: int, v: np.ndarray, w: np.ndarray, t, beta: float):
+        """``f``, ``∂f/∂t``, ``∂f/∂β`` of graph ``p`` between nodes ``v`` and ``w`` at ``t``."""
+        n, _, eig, mult, proj = self.graphs[p]
+        if eig is None:  # complete graph: n − 1 on the diagonal, −1 off it
+            sign = (v[:, None] == w[None, :]) * float(n) - 1.0
             c = beta * n
             norm = 1.0 + (n - 1) / (1.0 + c)
             d_norm = -(n - 1) * n / (1.0 + c) ** 2
-            f = (1.0 / t + pairs / (t + c)) / norm
-            df_dt = (-1.0 / t**2 - pairs / (t + c) ** 2) / norm
-            df_dbeta = -pairs * n / (t + c) ** 2 / norm - f * d_norm / norm
+            f = (1.0 / t + sign / (t + c)) / norm
+            df_dt = (-1.0 / t**2 - sign / (t + c) ** 2) / norm
+            df_dbeta = -sign * n / (t + c) ** 2 / norm - f * d_norm / norm
             return f, df_dt, df_dbeta
+        pairs = proj[:, v[:, None], w[None, :]]
         inverse = 1.0 / (np.asarray(t, dtype=float) + beta * eig[:, None, None])
         norm = float((mult / (1.0 + beta * eig)).sum() / n)
         d_norm = float(-(mult * eig / (1.0 + beta * eig) ** 2).sum() / n)
@@ -277,48 +337,68 @@ class _FrequencyModulated(_Term):
         df_dbeta = -_weighted_sum(eig, weighted) / norm - f * d_norm / norm
         return f, df_dt, df_dbeta
 
+    def _t(self, p: int):
+        return 1.0 + self.a[p] * self.d2 if self.alpha is not None else 1.0
+
     def forward(self) -> np.ndarray:
         beta = self.beta.value()
-        t = 1.0
-        if self.alpha is not None:
-            self.inv_sq = 1.0 / self.lengthscale.value() ** 2
-            self.d2 = _weighted_sum(self.inv_sq, self.D) / len(self.D)
-            self.a = self.alpha.value() / self.P
+        if self.alpha is None:
+            return self._forward_tables(beta)
+        self.inv_sq = 1.0 / self.lengthscale.value() ** 2
+        self.d2 = self.D.combined(self.inv_sq) / len(self.D)
+        self.a = self.alpha.value() / self.P
         K = 1.0
-        self.ratios = []
-        for p in range(self.P):
-            if self.alpha is not None:
-                t = 1.0 + self.a[p] * self.d2
-            f, df_dt, df_dbeta = self._factor(p, t, float(beta[p]))
-            K = K * f
-            f_safe = np.maximum(f, np.finfo(float).tiny)
-            self.ratios.append((df_dt / f_safe, df_dbeta / f_safe))
+        for p, (_, nodes, *_rest) in enumerate(self.graphs):
+            K = K * self._factor(p, nodes, nodes, self._t(p), float(beta[p]))[0]
         self.K = K
         return K
 
+    def _forward_tables(self, beta: np.ndarray) -> np.ndarray:
+        tiny = np.finfo(float).tiny
+        logs, self.log_slopes = [], []
+        for p, (n, *_rest) in enumerate(self.graphs):
+            everyone = np.arange(n)
+            f, _, df_dbeta = self._factor(p, everyone, everyone, 1.0, float(beta[p]))
+            f = np.maximum(f, tiny)
+            logs.append(np.log(f))
+            self.log_slopes.append(df_dbeta / f)
+        left = np.concatenate(
+            [log[nodes] for log, (_, nodes, *_rest) in zip(logs, self.graphs, strict=True)], 1
+        )
+        self.K = np.exp(left @ self.onehot.T)
+        return self.K
+
     def backward(self, G: np.ndarray) -> None:
         GK = G * self.K
-        self.beta.add_value_grad(np.array([np.vdot(GK, r_beta) for _, r_beta in self.ratios]))
         if self.alpha is None:
+            pooled = self.onehot.T @ GK @ self.onehot  # (Σ n_p, Σ n_p)
+            lo, hi = self.offsets[:-1], self.offsets[1:]
+            grads = [
+                np.vdot(slope, pooled[a:b, a:b])
+                for slope, a, b in zip(self.log_slopes, lo, hi, strict=True)
+            ]
+            self.beta.add_value_grad(np.array(grads))
             return
-        slope = sum(a * r_t for a, (r_t, _) in zip(self.a, self.ratios, strict=True))
+        beta = self.beta.value()
         GK_d2 = GK * self.d2
-        self.alpha.add_value_grad(
-            np.array([np.vdot(GK_d2, r_t) / self.P for r_t, _ in self.ratios])
-        )
-        W = GK * slope  # ∂L/∂d²
+        grad_beta, grad_alpha = np.zeros(self.P), np.zeros(self.P)
+        W = np.zeros_like(GK)  # ∂L/∂d²
+        for p, (_, nodes, *_rest) in enumerate(self.graphs):
+            f, df_dt, df_dbeta = self._factor(p, nodes, nodes, self._t(p), float(beta[p]))
+            f = np.maximum(f, np.finfo(float).tiny)
+            r_t = df_dt / f
+            grad_beta[p] = np.vdot(GK, df_dbeta / f)
+            grad_alpha[p] = np.vdot(GK_d2, r_t) / self.P
+            W += self.a[p] * GK * r_t
+        self.beta.add_value_grad(grad_beta)
+        self.alpha.add_value_grad(grad_alpha)
         ls = self.lengthscale.value()
-        self.lengthscale.add_value_grad(-2.0 * _inner_products(self.D, W) / (len(self.D) * ls**3))
+        self.lengthscale.add_value_grad(-2.0 * self.D.weighted(W) / (len(self.D) * ls**3))
 
 
 def _weighted_sum(w: np.ndarray, stack: np.ndarray) -> np.ndarray:
     """``Σ_j w_j stack_j`` for a ``(d, n, n)`` stack."""
     return (w @ stack.reshape(len(stack), -1)).reshape(stack.shape[1:])
-
-
-def _inner_products(stack: np.ndarray, G: np.ndarray) -> np.ndarray:
-    """``Σ G ⊙ stack_j`` for every ``j`` of a ``(d, n, n)`` stack."""
-    return stack.reshape(len(stack), -1) @ G.reshape(-1)
 
 
 # ---------------------------------------------------------------------- priors
