@@ -1,14 +1,15 @@
 """The MAP objective of mixbo's own GPs in numpy, with hand-derived gradients.
 
 :class:`common.map_fit.MAPObjective` evaluates the negative log posterior of a model's raw
-hyper-parameters through torch's autograd. At a hundred observations that costs ten times the
-linear algebra: autograd records and replays every small operation of the kernel and of the
+hyper-parameters through torch's autograd. At a hundred observations that costs several times
+the linear algebra: autograd records and replays every small operation of the kernel and of the
 priors (1.3 ms per evaluation with its gradient on the 9-parameter mixed space, one thread). For
 the kernels the methods build, the gradient has a closed form (Rasmussen and Williams 2006,
 Eq 5.9): with ``G = ∂L/∂K = ½ (K⁻¹ − α αᵀ)``, each hyper-parameter's gradient is ``Σ G ⊙ ∂K/∂θ``,
-and the training rows are fixed during a fit, so their per-dimension squared distances and
-category matches are computed once. This module evaluates that (0.3 ms) and returns ``None`` for
-any model it does not know, which then keeps the autograd path.
+and the training rows are fixed during a fit, so what their distances and category matches need
+is computed once (scaled rows and one-hot codes, never an ``(d, n, n)`` stack). This module
+evaluates that (0.3 ms) and returns ``None`` for any model it does not know, which then keeps
+the autograd path.
 
 Supported: a ``SingleTaskGP`` with a constant mean, a Gaussian likelihood, and a kernel built
 from ``ScaleKernel``, :class:`common.kernels.MixtureKernel`, Matérn-5/2 (ARD or not),

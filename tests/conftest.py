@@ -60,3 +60,23 @@ def fresh_process_with_two_blas_threads():
         return json.loads(out.stdout.strip().splitlines()[-1])
 
     return run
+
+
+@pytest.fixture
+def plain_twin():
+    """``twin(model)``: a plain BoTorch ``SingleTaskGP`` sharing ``model``'s training data,
+    likelihood, kernel and mean, in eval mode: gpytorch's own prediction, the reference that
+    mixbo's faster posterior paths are compared against."""
+    from botorch.models import SingleTaskGP
+
+    def twin(model):
+        return SingleTaskGP(
+            model.train_inputs[0],
+            model.train_targets[:, None],
+            likelihood=model.likelihood,
+            covar_module=model.covar_module,
+            mean_module=model.mean_module,
+            outcome_transform=None,
+        ).eval()
+
+    return twin

@@ -69,14 +69,13 @@ def test_cocabo_suggests_the_best_unseen_configuration_where_its_optimum_was_tri
 
 @pytest.mark.parametrize("best_f", [0.3, 8.0], ids=["near", "far-below-the-incumbent"])
 @pytest.mark.parametrize("kind", ["casmopolitan", "cocabo"])
-def test_the_analytic_acquisitions_are_botorchs(kind: str, best_f: float) -> None:
+def test_the_analytic_acquisitions_are_botorchs(kind: str, best_f: float, plain_twin) -> None:
     """Log EI and UCB, computed from the model's one-node mean and standard deviation
     (:mod:`common.predictive`) with Log EI's ``log h`` as one node, give BoTorch's values and
     gradients on a plain gpytorch ``SingleTaskGP`` with the same hyper-parameters; also far
     below the incumbent, where Log EI's gradient needs its log-space form."""
     import torch
     from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
-    from botorch.models import SingleTaskGP
 
     from common.gp import DTYPE, fit_gp
     from common.kernels import casmopolitan_kernel, cocabo_kernel
@@ -85,14 +84,7 @@ def test_the_analytic_acquisitions_are_botorchs(kind: str, best_f: float) -> Non
     X = np.column_stack([rng.random((20, 2)), rng.integers(0, 3, 20)])
     make = casmopolitan_kernel if kind == "casmopolitan" else cocabo_kernel
     model, _ = fit_gp(X, X[:, 0] + X[:, 2], lambda: make([0, 1], [2]))
-    plain = SingleTaskGP(
-        model.train_inputs[0],
-        model.train_targets[:, None],
-        likelihood=model.likelihood,
-        covar_module=model.covar_module,
-        mean_module=model.mean_module,
-        outcome_transform=None,
-    ).eval()
+    plain = plain_twin(model)
     C = torch.as_tensor(np.column_stack([rng.random((7, 2)), rng.integers(0, 3, 7)]), dtype=DTYPE)
     C[0] = torch.as_tensor(X[4])  # a training row: the variance clamped at its floor
     pairs = [
@@ -113,12 +105,11 @@ def test_the_analytic_acquisitions_are_botorchs(kind: str, best_f: float) -> Non
         assert a.grad[:, 0, :2].abs().max() > 1e-3 and not a.grad[:, 0, 2].any()
 
 
-def test_the_analytic_acquisitions_are_botorchs_with_bofms_kernel() -> None:
+def test_the_analytic_acquisitions_are_botorchs_with_bofms_kernel(plain_twin) -> None:
     """The same for BO-FM's frequency-modulated kernel (not stationary: each candidate's prior
     variance is its own), with an ordinal (path graph), a nominal and continuous columns."""
     import torch
     from botorch.acquisition import LogExpectedImprovement
-    from botorch.models import SingleTaskGP
 
     from common.fm_kernel import FMLayout
     from common.fm_model import build_fm_gp
@@ -136,14 +127,7 @@ def test_the_analytic_acquisitions_are_botorchs_with_bofms_kernel() -> None:
         for p in model.parameters():
             p.add_(torch.as_tensor(rng.normal(scale=0.3, size=tuple(p.shape)), dtype=DTYPE))
     model.eval()
-    plain = SingleTaskGP(
-        model.train_inputs[0],
-        model.train_targets[:, None],
-        likelihood=model.likelihood,
-        covar_module=model.covar_module,
-        mean_module=model.mean_module,
-        outcome_transform=None,
-    ).eval()
+    plain = plain_twin(model)
     assert not model.covar_module.is_stationary
     ours = acquisition.log_expected_improvement(model, 0.2)
     theirs = LogExpectedImprovement(plain, 0.2)

@@ -237,13 +237,14 @@ def test_a_constraints_threshold_separates_feasible_from_infeasible_on_the_model
 
 
 @pytest.mark.parametrize("kind", ["casmopolitan", "cocabo", "fm-mixed", "fm-discrete"])
-def test_shared_training_inputs_give_gpytorchs_posterior_and_gradients(kind: str) -> None:
+def test_shared_training_inputs_give_gpytorchs_posterior_and_gradients(
+    kind: str, plain_twin
+) -> None:
     """Batched candidates are scored against one copy of the training rows; means, variances,
     joint covariances and their gradients in the candidates are those of a plain SingleTaskGP
     with the same hyper-parameters (which copies the training rows into every batch). The
     mixtures of overlap and Matern kernels are stationary (one row's prior variance serves all
     candidates), the FM kernels on graphs are not."""
-    from botorch.models import SingleTaskGP
 
     from common.fm_kernel import FMLayout
     from common.fm_model import build_fm_gp
@@ -266,15 +267,8 @@ def test_shared_training_inputs_give_gpytorchs_posterior_and_gradients(kind: str
     with torch.no_grad():  # hyper-parameters away from their initial values
         for p in model.parameters():
             p.add_(torch.as_tensor(rng.normal(scale=0.3, size=tuple(p.shape)), dtype=DTYPE))
-    plain = SingleTaskGP(
-        model.train_inputs[0],
-        model.train_targets[:, None],
-        likelihood=model.likelihood,
-        covar_module=model.covar_module,
-        mean_module=model.mean_module,
-        outcome_transform=None,
-    )
-    model.eval(), plain.eval()
+    plain = plain_twin(model)
+    model.eval()
     assert type(model).__name__ == "SharedTrainGP"
     assert model.covar_module.is_stationary == (kind in ("casmopolitan", "cocabo"))
     for shape in [(9, 1), (3, 3), (9,)]:
