@@ -283,6 +283,9 @@ class _TransformedOverlap(_Term):
         self.weights.add_value_grad(grad_raw)  # the identity transform: raw's own gradient
 
 
+KEPT_FACTORS = 2**21  # graph factors kept between passes up to this many entries (3 × 16 MiB)
+
+
 class _FrequencyModulated(_Term):
     """BO-FM's ModLap kernel (:class:`common.fm_kernel.FMKernel`): ``K = Π_p f_p(t_p)`` over the
     graphs, ``t_p = 1 + (α_p / P) d²``, ``d² = Σ_j (x_j − x'_j)² / ℓ_j² / D_c``; each factor's
@@ -293,8 +296,9 @@ class _FrequencyModulated(_Term):
     ``K = exp(O L Oᵀ)`` with ``O`` the training rows' one-hot nodes of every graph and ``L`` the
     block-diagonal log tables, and ``∂L/∂β_p = Σ_ab (∂ log T_p/∂β)[a, b] (Oᵀ (G ⊙ K) O)[a, b]``:
     matrix products whose cost grows with the number of nodes, not with ``n²`` per graph. With
-    continuous columns the factors are recomputed in the backward pass rather than kept, so the
-    memory stays a few ``n × n`` arrays whatever the number of graphs."""
+    continuous columns the factors and their derivatives are kept for the backward pass up to
+    :data:`KEPT_FACTORS` entries and recomputed there beyond, so the memory stays bounded
+    whatever the number of graphs and observations."""
 
     def __init__(self, kernel, X: np.ndarray, beta: _Param, alpha, lengthscale) -> None:
         self.beta, self.alpha, self.lengthscale = beta, alpha, lengthscale
@@ -348,9 +352,14 @@ class _FrequencyModulated(_Term):
         self.inv_sq = 1.0 / self.lengthscale.value() ** 2
         self.d2 = self.D.combined(self.inv_sq) / len(self.D)
         self.a = self.alpha.value() / self.P
-        K = 1.0
+        n = len(self.d2)
+        keep = self.P * n * n <= KEPT_FACTORS  # else recomputed in the backward pass
+        K, self.kept = 1.0, []
         for p, (_, nodes, *_rest) in enumerate(self.graphs):
-            K = K * self._factor(p, nodes, nodes, self._t(p), float(beta[p]))[0]
+            factor = self._factor(p, nodes, nodes, self._t(p), float(beta[p]))
+            K = K * factor[0]
+            if keep:
+                self.kept.append(factor)
         self.K = K
         return K
 
@@ -385,7 +394,10 @@ class _FrequencyModulated(_Term):
         grad_beta, grad_alpha = np.zeros(self.P), np.zeros(self.P)
         W = np.zeros_like(GK)  # ∂L/∂d²
         for p, (_, nodes, *_rest) in enumerate(self.graphs):
-            f, df_dt, df_dbeta = self._factor(p, nodes, nodes, self._t(p), float(beta[p]))
+            if self.kept:
+                f, df_dt, df_dbeta = self.kept[p]
+            else:
+                f, df_dt, df_dbeta = self._factor(p, nodes, nodes, self._t(p), float(beta[p]))
             f = np.maximum(f, np.finfo(float).tiny)
             r_t = df_dt / f
             grad_beta[p] = np.vdot(GK, df_dbeta / f)

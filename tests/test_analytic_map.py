@@ -107,12 +107,18 @@ def _bofm_model(kind: str, seed: int = 5):
     return build_fm_gp(layout, rows, rng.normal(size=30), constraint=kind == "constraint")
 
 
+@pytest.mark.parametrize("kept", [True, False], ids=["factors-kept", "factors-recomputed"])
 @pytest.mark.parametrize("kind", ["mixed", "discrete", "continuous", "constraint"])
-def test_the_closed_form_is_bofms_autograd_objective(kind: str) -> None:
+def test_the_closed_form_is_bofms_autograd_objective(kind: str, kept: bool, monkeypatch) -> None:
     """BO-FM's frequency-modulated kernel (a nominal complete graph, an ordinal path graph,
     continuous columns), its horseshoe, inverse-gamma and normal priors, log-space parameters
-    with their log-Jacobian: the same loss and gradient as autograd."""
+    with their log-Jacobian: the same loss and gradient as autograd, with the graph factors kept
+    for the backward pass (a small study) or recomputed there (a large one)."""
+    import common.analytic_map as analytic_map
     from common.fm_model import _LOG_PARAMS, _raw_bounds
+
+    if not kept:
+        monkeypatch.setattr(analytic_map, "KEPT_FACTORS", 0)
 
     model = _bofm_model(kind)
     objective = MAPObjective(model, _raw_bounds(model), _LOG_PARAMS)
