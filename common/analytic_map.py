@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from scipy.linalg import lapack
 
-from common.cross_kernel import _same_dims
+from common.cross_kernel import same_active_dims
 
 SQRT5 = math.sqrt(5.0)
 HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -556,7 +556,7 @@ class AnalyticMAP:
         if kernel.active_dims is not None:
             X = X[:, kernel.active_dims.numpy()]
         if type(kernel) is ScaleKernel:
-            if not _same_dims(kernel, kernel.base_kernel):
+            if not same_active_dims(kernel, kernel.base_kernel):
                 raise _Unsupported
             scale = self._own(path, "raw_outputscale")
             return _Scale(self._term(kernel.base_kernel, f"{path}.base_kernel"), scale)

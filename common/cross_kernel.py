@@ -11,8 +11,9 @@ and sums, products and scales pass it on. The hyper-parameters are fixed (a fitt
 mode), so the training rows' scaled values and one-hot codes are computed once per model.
 
 Supported: ``ScaleKernel``, :class:`common.kernels.MixtureKernel`, Matérn-5/2,
-:class:`common.kernels.OverlapKernel` and :class:`common.kernels.TransformedOverlapKernel`
-(:func:`cross_kernel` returns ``None`` for anything else; the caller then uses the kernel itself).
+:class:`common.kernels.OverlapKernel`, :class:`common.kernels.TransformedOverlapKernel` and BO-FM's
+:class:`common.fm_kernel.FMKernel` (:func:`cross_kernel` returns ``None`` for anything else; the
+caller then uses the kernel itself).
 
 >>> cross = cross_kernel(model.covar_module, train_X)
 >>> K = cross(x)  # (m, n) torch tensor; gradients flow to the continuous columns of x
@@ -268,7 +269,7 @@ def _part(kernel, X: np.ndarray) -> _Part | None:
     with torch.no_grad():
         if type(kernel) is ScaleKernel:
             base = _part(kernel.base_kernel, X)
-            if base is None or not _same_dims(kernel, kernel.base_kernel):
+            if base is None or not same_active_dims(kernel, kernel.base_kernel):
                 return None
             return _Scale(base, float(kernel.outputscale.reshape(-1)[0]))
         if type(kernel) is MixtureKernel:
@@ -287,7 +288,7 @@ def _part(kernel, X: np.ndarray) -> _Part | None:
     return None
 
 
-def _same_dims(scale, base) -> bool:
+def same_active_dims(scale, base) -> bool:
     """Whether a scale kernel's base sees the columns it would see through the scale kernel
     (which selects its own ``active_dims`` and calls the base's ``forward`` on them)."""
     if scale.active_dims is None:
