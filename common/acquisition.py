@@ -37,7 +37,7 @@ def ascend(
     own gradient in that row's variables, so one scipy run moves them all with one batched
     acquisition call per evaluation (BoTorch's ``gen_candidates_scipy`` runs one L-BFGS-B per row
     in lockstep, but limits BLAS threads on every call through threadpoolctl, whose library scan
-    cost more than the ascent itself in BO-FM's many short ones).
+    costs about 1 ms a call, a fifth of one of BO-FM's short ascents).
     """
     from scipy.optimize import minimize
 

@@ -32,6 +32,7 @@ import torch
 from scipy.linalg import lapack
 
 from common.cross_kernel import same_active_dims
+from common.fm_kernel import graph_factor, graph_spectrum
 
 SQRT5 = math.sqrt(5.0)
 HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -45,7 +46,6 @@ class _Param:
     log-Jacobians); :meth:`gradient` turns them into ``∂L/∂raw`` once per evaluation."""
 
     def __init__(self, tensor: torch.Tensor, start: int, constraint) -> None:
-        self.shape = tuple(tensor.shape)
         self.start, self.stop = start, start + tensor.numel()
         self.kind, self.lower, self.upper = _transform_kind(constraint)
         self.load(np.zeros(self.stop))
@@ -93,7 +93,7 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 def _transform_kind(constraint) -> tuple[str, float, float]:
-    """``("identity" | "softplus" | "sigmoid", lower, upper)`` for a gpytorch constraint
+    """``("identity" | "softplus" | "sigmoid" | "exp", lower, upper)`` for a gpytorch constraint
     (``None``: no constraint); raises ``_Unsupported`` for any other transform."""
     if constraint is None or not constraint.enforced:
         return "identity", -math.inf, math.inf
@@ -306,15 +306,11 @@ class _FrequencyModulated(_Term):
         cont = list(kernel.cont_cols)
         if cont:
             self.D = _SquaredDistances(X[:, cont])
-        self.graphs = []  # (n, training nodes, eig, mult, proj) per graph (eig None: complete)
+        self.graphs = []  # (n, training nodes, spectrum) per graph (:func:`graph_factor`)
         for p, col in enumerate(kernel.graph_cols):
             n = kernel.n_nodes[p]
             nodes = np.clip(np.round(X[:, col]), 0, n - 1).astype(int)
-            if kernel.complete[p]:
-                self.graphs.append((n, nodes, None, None, None))
-                continue
-            eig, proj, mult = (getattr(kernel, f"{k}_{p}").numpy() for k in ("eig", "proj", "mult"))
-            self.graphs.append((n, nodes, eig, mult, proj))
+            self.graphs.append((n, nodes, graph_spectrum(kernel, p)))
         if alpha is None:
             onehots = [np.eye(n)[nodes] for n, nodes, *_ in self.graphs]
             self.onehot = np.concatenate(onehots, 1)  # (N, Σ n_p)
@@ -322,25 +318,8 @@ class _FrequencyModulated(_Term):
 
     def _factor(self, p: int, v: np.ndarray, w: np.ndarray, t, beta: float):
         """``f``, ``∂f/∂t``, ``∂f/∂β`` of graph ``p`` between nodes ``v`` and ``w`` at ``t``."""
-        n, _, eig, mult, proj = self.graphs[p]
-        if eig is None:  # complete graph: n − 1 on the diagonal, −1 off it
-            sign = (v[:, None] == w[None, :]) * float(n) - 1.0
-            c = beta * n
-            norm = 1.0 + (n - 1) / (1.0 + c)
-            d_norm = -(n - 1) * n / (1.0 + c) ** 2
-            f = (1.0 / t + sign / (t + c)) / norm
-            df_dt = (-1.0 / t**2 - sign / (t + c) ** 2) / norm
-            df_dbeta = -sign * n / (t + c) ** 2 / norm - f * d_norm / norm
-            return f, df_dt, df_dbeta
-        pairs = proj[:, v[:, None], w[None, :]]
-        inverse = 1.0 / (np.asarray(t, dtype=float) + beta * eig[:, None, None])
-        norm = float((mult / (1.0 + beta * eig)).sum() / n)
-        d_norm = float(-(mult * eig / (1.0 + beta * eig) ** 2).sum() / n)
-        weighted = pairs * inverse**2
-        f = (pairs * inverse).sum(0) / norm
-        df_dt = -weighted.sum(0) / norm
-        df_dbeta = -_weighted_sum(eig, weighted) / norm - f * d_norm / norm
-        return f, df_dt, df_dbeta
+        n, _, spectrum = self.graphs[p]
+        return graph_factor(v, w, t, beta, n, spectrum, with_beta=True)
 
     def _t(self, p: int):
         return 1.0 + self.a[p] * self.d2 if self.alpha is not None else 1.0
@@ -407,11 +386,6 @@ class _FrequencyModulated(_Term):
         self.alpha.add_value_grad(grad_alpha)
         ls = self.lengthscale.value()
         self.lengthscale.add_value_grad(-2.0 * self.D.weighted(W) / (len(self.D) * ls**3))
-
-
-def _weighted_sum(w: np.ndarray, stack: np.ndarray) -> np.ndarray:
-    """``Σ_j w_j stack_j`` for a ``(d, n, n)`` stack."""
-    return (w @ stack.reshape(len(stack), -1)).reshape(stack.shape[1:])
 
 
 # ---------------------------------------------------------------------- priors
@@ -518,6 +492,7 @@ class AnalyticMAP:
         flat = np.concatenate([p.detach().reshape(-1).numpy() for _, p in named])
         for param in self.params.values():
             param.load(flat)
+        self._kernel_params: list[_Param] = []
         self.kernel = self._term(model.covar_module, "covar_module")
         self.noise = self.params["likelihood.noise_covar.raw_noise"]
         self.mean = self.params["mean_module.raw_constant"]
@@ -525,7 +500,7 @@ class AnalyticMAP:
         self.log_params = [
             p for name, p in self.params.items() if name.rsplit(".")[-1] in log_params
         ]
-        used = {id(p) for p in self._used}
+        used = {id(p) for p in [*self._kernel_params, self.noise, self.mean]}
         if set(map(id, self.params.values())) != used:  # a parameter this module does not know
             raise _Unsupported
 
@@ -540,18 +515,12 @@ class AnalyticMAP:
             return None
 
     # -------------------------------------------------------------- structure
-    @property
-    def _used(self) -> list[_Param]:
-        return [*self._kernel_params, self.noise, self.mean]
-
     def _term(self, kernel, path: str) -> _Term:
         from gpytorch.kernels import MaternKernel, ScaleKernel
 
         from common.fm_kernel import FMKernel
         from common.kernels import MixtureKernel, OverlapKernel, TransformedOverlapKernel
 
-        if not hasattr(self, "_kernel_params"):
-            self._kernel_params: list[_Param] = []
         X = self.X
         if kernel.active_dims is not None:
             X = X[:, kernel.active_dims.numpy()]

@@ -165,37 +165,28 @@ class _TransformedOverlap(_Matches):
 
 
 class _Graph:
-    """One graph's factor ``f(v, v', t)`` of the ModLap kernel, divided by its mean diagonal value
-    at ``t = 1``: a complete graph's closed form ``(1/t + s/(t + βn)) / norm`` (``s = n − 1`` on
-    the diagonal, ``−1`` off it), another graph's ``Σ_g P_g[v, v'] / (t + β λ_g) / norm``."""
+    """One graph of the ModLap kernel with its fitted ``β``
+    (:func:`common.fm_kernel.graph_factor`)."""
 
     def __init__(self, kernel, p: int) -> None:
+        from common.fm_kernel import graph_spectrum
+
         self.col, self.n = kernel.graph_cols[p], kernel.n_nodes[p]
-        beta = float(kernel.beta.reshape(-1)[p])
-        self.complete = kernel.complete[p]
-        if self.complete:
-            self.c = beta * self.n
-            self.norm = 1.0 + (self.n - 1) / (1.0 + self.c)
-            self.node_diag = None  # 1 at every node
-            return
-        eig, proj, mult = (getattr(kernel, f"{k}_{p}").numpy() for k in ("eig", "proj", "mult"))
-        self.shifts = beta * eig
-        norm = float((mult / (1.0 + self.shifts)).sum() / self.n)
-        self.proj = proj / norm  # (G, n, n)
-        self.node_diag = (np.einsum("gii->gi", self.proj) / (1.0 + self.shifts)[:, None]).sum(0)
+        self.beta = float(kernel.beta.reshape(-1)[p])
+        self.spectrum = graph_spectrum(kernel, p)
+        everyone = np.arange(self.n)  # a complete graph's diagonal is 1 at every node
+        self.node_diag = (
+            None if self.spectrum is None else np.diag(self.factor(everyone, everyone, 1.0)[0])
+        )
 
     def nodes(self, x: np.ndarray) -> np.ndarray:
         return np.clip(np.round(x[:, self.col]), 0, self.n - 1).astype(int)
 
     def factor(self, v: np.ndarray, w: np.ndarray, t) -> tuple[np.ndarray, np.ndarray]:
         """``f(v_i, w_j, t_ij)`` and ``∂f/∂t`` for node arrays ``v`` (``m``) and ``w`` (``n``)."""
-        if self.complete:
-            sign = (v[:, None] == w[None, :]) * float(self.n) - 1.0
-            f = (1.0 / t + sign / (t + self.c)) / self.norm
-            return f, (-1.0 / t**2 - sign / (t + self.c) ** 2) / self.norm
-        rows = self.proj[:, v[:, None], w[None, :]]  # (G, m, n)
-        inverse = 1.0 / (np.asarray(t, dtype=float) + self.shifts[:, None, None])
-        return (rows * inverse).sum(0), -(rows * inverse**2).sum(0)
+        from common.fm_kernel import graph_factor
+
+        return graph_factor(v, w, t, self.beta, self.n, self.spectrum)
 
 
 class _FrequencyModulated(_Part):

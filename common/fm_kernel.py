@@ -425,6 +425,46 @@ class FMKernel(Kernel):
         return value / ((mult / (1.0 + beta * eig)).sum() / n)
 
 
+def graph_factor(v, w, t, beta: float, n: int, spectrum=None, with_beta: bool = False):
+    """:meth:`FMKernel._factor` in numpy with its derivatives, for the closed-form fit and
+    acquisition (:mod:`common.analytic_map`, :mod:`common.cross_kernel`): graph ``p``'s factor
+    between node arrays ``v`` (``m``) and ``w`` (``k``) at ``t`` (a scalar or ``(m, k)``), and
+    ``∂f/∂t`` (and ``∂f/∂β`` with ``with_beta``). ``spectrum`` is ``None`` for a complete graph
+    (``(1/t + s/(t + βn)) / norm``, ``s = n − 1`` on the diagonal, ``−1`` off it), else the
+    graph's ``(eigenvalues, multiplicities, projectors)`` (``Σ_g P_g[v, w] / (t + β λ_g) /
+    norm``); ``norm`` is the mean diagonal value at ``t = 1``."""
+    if spectrum is None:
+        sign = (v[:, None] == w[None, :]) * float(n) - 1.0
+        c = beta * n
+        norm = 1.0 + (n - 1) / (1.0 + c)
+        f = (1.0 / t + sign / (t + c)) / norm
+        df_dt = (-1.0 / t**2 - sign / (t + c) ** 2) / norm
+        if not with_beta:
+            return f, df_dt
+        d_norm = -(n - 1) * n / (1.0 + c) ** 2
+        return f, df_dt, -sign * n / (t + c) ** 2 / norm - f * d_norm / norm
+    eig, mult, proj = spectrum
+    pairs = proj[:, v[:, None], w[None, :]]  # (G, m, k)
+    inverse = 1.0 / (np.asarray(t, dtype=float) + beta * eig[:, None, None])
+    norm = float((mult / (1.0 + beta * eig)).sum() / n)
+    weighted = pairs * inverse**2
+    f = (pairs * inverse).sum(0) / norm
+    df_dt = -weighted.sum(0) / norm
+    if not with_beta:
+        return f, df_dt
+    d_norm = float(-(mult * eig / (1.0 + beta * eig) ** 2).sum() / n)
+    by_eig = (eig @ weighted.reshape(len(eig), -1)).reshape(weighted.shape[1:])
+    return f, df_dt, -by_eig / norm - f * d_norm / norm
+
+
+def graph_spectrum(kernel: FMKernel, p: int):
+    """``None`` for graph ``p`` of ``kernel`` if it is complete, else its ``(eigenvalues,
+    multiplicities, projectors)`` as numpy arrays (what :func:`graph_factor` takes)."""
+    if kernel.complete[p]:
+        return None
+    return tuple(getattr(kernel, f"{k}_{p}").numpy() for k in ("eig", "mult", "proj"))
+
+
 def _get_beta(kernel: FMKernel) -> torch.Tensor:
     return kernel.beta
 

@@ -124,9 +124,8 @@ def _discrete_step(acqf, layout, Z, values, rng, forbidden) -> np.ndarray:
 def _continuous_step(acqf, layout, Z, values, maxiter: int) -> np.ndarray:
     """``maxiter`` L-BFGS-B iterations on every start's continuous columns (in place)."""
     cont = list(layout.cont_cols)
-    ones = np.ones(len(cont))
     try:
-        new, new_values = ascend(acqf, Z, cont, 0.0 * ones, ones, maxiter)
+        new, new_values = ascend(acqf, Z, cont, np.zeros(len(cont)), np.ones(len(cont)), maxiter)
     except Exception:  # a failed gradient step leaves the starts where they are
         return np.zeros(len(Z), dtype=bool)
     new_values = np.nan_to_num(new_values, nan=-np.inf)
