@@ -29,7 +29,10 @@ the transformed overlap kernel's form chosen per fit (bf3c82f, :mod:`common.kern
 problems (f13 within noise); Pest Control 0.70 -> 0.32 at 20 seeds, p < 0.01. With closed-form
 fits and acquisitions and one L-BFGS-B run for all starts (943b793; the same models to rounding,
 every problem within noise of bf3c82f): 10 of 13 at 10 seeds, 9 of 13 at 20 (f15 now lost within
-noise, Ackley-5C's plateau at p = 0.047), 7 of 7 further problems.
+noise, Ackley-5C's plateau at p = 0.047), 7 of 7 further problems. The same code (471283a) on a
+fresh install, with TPE and GPSampler re-run beside it: 9 of 13 at 10 seeds (bbob-mixint f1 lost,
+p = 0.026; Ackley-5C's plateau, f15 and NuSVR within noise), 6 of 7 further problems (f15's
+instance 2 within noise).
 """
 
 from __future__ import annotations
