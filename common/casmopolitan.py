@@ -43,7 +43,8 @@ from common.strategy import (
 )
 
 ACQUISITIONS = ("ei", "ucb")
-WARPINGS = ("copula", "blend")  # common.gp.WARPINGS' names, without importing torch here
+WARPINGS = ("copula", "blend", "power")  # common.gp.WARPINGS' names, without importing torch here
+CHOSEN_WARPINGS = ("blend", "power")  # warping="evidence": the one of higher evidence per fit
 
 
 @dataclass(frozen=True)
@@ -60,9 +61,11 @@ class CasmopolitanOptions(MethodOptions):
     refitted every ``refit_every`` observations (1: every call; the fit dominates the cost of a
     suggestion with many ARD weights) and reused, conditioned on all data, in between.
     ``warping`` names the GPs' target warping (:data:`common.gp.WARPINGS`): ``"copula"``,
-    Gaussian-copula ranks as in the paper's code, or ``"blend"``, the mean of those ranks' and a
+    Gaussian-copula ranks as in the paper's code; ``"blend"``, the mean of those ranks' and a
     Box-Cox power transform's z-scores, which also keeps how much worse a value is
-    (:func:`common.gp.blend_standardise`).
+    (:func:`common.gp.blend_standardise`); ``"power"``, the power transform alone; or
+    ``"evidence"``, the blend or the power transform, whichever fit has the higher evidence for
+    the values themselves (:func:`common.kernel_choice.fit_choosing`), decided at every refit.
     """
 
     n_init: int = 10
@@ -83,7 +86,13 @@ class CasmopolitanOptions(MethodOptions):
         check_integer("success_tolerance", self.success_tolerance, 1)
         check_integer("n_starts", self.n_starts, 1)
         check_integer("refit_every", self.refit_every, 1)
-        check_choice("warping", self.warping, tuple(WARPINGS))
+        check_choice("warping", self.warping, (*WARPINGS, "evidence"))
+
+    @property
+    def warpings(self) -> tuple[str, ...]:
+        """The target warpings each fit chooses among
+        (:func:`common.kernel_choice.fit_choosing`)."""
+        return CHOSEN_WARPINGS if self.warping == "evidence" else (self.warping,)
 
     def make(self, busy: BusyPolicy) -> Casmopolitan:
         return Casmopolitan(self, busy)
@@ -162,15 +171,15 @@ class Casmopolitan(Strategy):
         from common.gp import FIT_MAXITER, WARM_FIT_MAXITER
         from common.kernel_choice import condition_choice, fit_choosing
 
-        warping = self.options.warping
+        warpings = self.options.warpings
         return refit_or_reuse(
             self,
             self._fit_key(space),
             len(y),
-            lambda params: condition_choice(X, y, kernels, params, warping),
-            lambda params: fit_choosing(X, y, kernels, params, WARM_FIT_MAXITER, warping),
+            lambda params: condition_choice(X, y, kernels, params, warpings),
+            lambda params: fit_choosing(X, y, kernels, params, WARM_FIT_MAXITER, warpings),
             self.options.refit_every,
-            lambda rows: fit_choosing(X[rows], y[rows], kernels, None, FIT_MAXITER, warping),
+            lambda rows: fit_choosing(X[rows], y[rows], kernels, None, FIT_MAXITER, warpings),
         )
 
     # ------------------------------------------------------------------ the two kinds of point
@@ -186,7 +195,7 @@ class Casmopolitan(Strategy):
                 rng,
                 kappa=self.options.kappa,
                 exclude=seen,
-                warping=self.options.warping,
+                warpings=self.options.warpings[:1],  # a few restart bests: no evidence
             )
 
         return pick

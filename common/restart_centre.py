@@ -11,6 +11,7 @@ were the restarts' bests) live in :mod:`common.trust_region`; this module fits t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -41,15 +42,15 @@ def choose_restart_centre(
     kappa: float = 2.0,
     n_candidates: int | None = None,
     exclude: ConfigSet | None = None,
-    warping: str = "copula",
+    warpings: Sequence[str] = ("copula",),
 ) -> np.ndarray:
     """The next restart's centre: argmax of GP-UCB over random candidates (Wan et al., Eq 5.13).
 
     The auxiliary GP (CASMOPOLITAN's kernel, its form chosen by the MAP objective:
     :mod:`common.kernel_choice`) is fitted to the best point of every earlier
     restart; candidates are uniform over the space, ``min(100·dim, 2000)`` of them, without those
-    in ``exclude`` (a :class:`common.configset.ConfigSet`); targets are warped by ``warping``
-    (:data:`common.gp.WARPINGS`). On a numerical failure the best random
+    in ``exclude`` (a :class:`common.configset.ConfigSet`); its targets' warping is chosen among
+    ``warpings`` (:func:`common.kernel_choice.fit_choosing`). On a numerical failure the best random
     candidate by distance from the earlier bests is used, with a warning.
     """
     from common.acquisition import evaluate, upper_confidence_bound
@@ -66,7 +67,7 @@ def choose_restart_centre(
         return cands[0]
     cat, cont = list(space.cat_dims), list(space.cont_dims)
     try:
-        model, _ = fit_choosing(Xa, ya, casmopolitan_kernels(cont, cat), warping=warping)
+        model, _ = fit_choosing(Xa, ya, casmopolitan_kernels(cont, cat), warpings=warpings)
         scores = evaluate(upper_confidence_bound(model, kappa), cands)
         if not np.all(np.isfinite(scores)):
             raise FloatingPointError("non-finite UCB values")

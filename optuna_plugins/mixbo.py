@@ -17,9 +17,10 @@ class MixboSampler(MixedBOSampler):
 
     It runs CASMOPOLITAN's trust regions on every space: of our three methods, the one with
     the best results on the spaces users run (categorical-rich, mixed, and integers and
-    floats only). Its GP is fitted to targets that keep both the ranks and the magnitudes of the
-    values (the blend warping; :class:`CasmopolitanSampler` keeps the paper's ranks); the
-    measurements behind the rule are in :mod:`common.mixbo`.
+    floats only). Its GP is fitted to warped values, the warping chosen at every refit by the
+    evidence for the values: a blend that keeps both the ranks and the magnitudes of the values,
+    or the magnitudes alone where the values are smooth (:class:`CasmopolitanSampler` keeps the
+    paper's ranks); the measurements behind the rule are in :mod:`common.mixbo`.
 
     Example::
 

@@ -14,7 +14,8 @@ from ray_plugins._space import TuneSpace
 class MixboSearch(MixedBOSearch):
     """Mixed-variable BO with the method that did best on the spaces measured (:mod:`common.mixbo`):
     CASMOPOLITAN on every space, the best of our three methods on the spaces measured, its GP
-    fitted to targets that keep both the ranks and the magnitudes of the values (the blend warping).
+    fitted to warped values, the warping chosen at every refit by the evidence for the values (a
+    blend of ranks and magnitudes, or the magnitudes alone where the values are smooth).
 
     Example::
 

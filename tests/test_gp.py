@@ -103,6 +103,52 @@ def test_a_gp_is_fitted_to_the_warping_it_names() -> None:
     assert not np.allclose(WARPINGS["blend"](np.exp(4 * y)), WARPINGS["copula"](np.exp(4 * y)))
 
 
+def test_the_power_warpings_log_jacobian_is_its_slope_at_each_value() -> None:
+    """Moving one of many values by a little moves its warped value by the slope times that
+    (the transform's fitted constants move by O(1/n) only)."""
+    values = np.exp(np.random.default_rng(4).normal(size=400))
+    warped = gp.power_standardise(values)
+    slope = gp._power_slope(values)
+    for i in (3, 50, 200):
+        moved = values.copy()
+        moved[i] += 1e-6 * values[i]
+        numeric = (gp.power_standardise(moved)[i] - warped[i]) / (1e-6 * values[i])
+        assert numeric == pytest.approx(slope[i], rel=0.02)
+    assert gp.warping_log_jacobian("power", values) == pytest.approx(np.log(slope).mean())
+
+
+def test_the_copulas_slope_follows_the_density_of_the_values() -> None:
+    """Normal values are already normal quantiles: the rank map is about the identity after
+    z-scoring, slope about 1 (an empirical CDF's slope is noisy, so on average and in the
+    bulk); stretching the values by 10 divides the slope by 10; ties get a finite slope."""
+    values = np.random.default_rng(5).normal(size=2000)
+    bulk = np.abs(values) < 1.5
+    slope = gp._copula_slope(values)
+    assert np.median(slope[bulk]) == pytest.approx(1.0, rel=0.15)
+    np.testing.assert_allclose(gp._copula_slope(10.0 * values), slope / 10.0)
+    tied = np.r_[np.zeros(5), np.arange(1.0, 20.0)]
+    assert np.all(np.isfinite(gp._copula_slope(tied))) and np.all(gp._copula_slope(tied) > 0)
+    np.testing.assert_array_equal(gp._copula_slope(np.ones(4)), np.ones(4))
+
+
+def test_the_evidence_prefers_magnitudes_on_a_smooth_function_and_ranks_on_a_jumpy_one() -> None:
+    """The choice between warpings by evidence (MAP objective less the log-Jacobian): a
+    quadratic bowl keeps its magnitudes (the power transform), values whose ordering matters
+    more than their sizes, a few steps with huge outliers, take the blend with ranks."""
+    from common.kernel_choice import chosen, fit_choosing
+
+    rng = np.random.default_rng(6)
+    X = rng.random((40, 2))
+    bowl = ((X - 0.3) ** 2).sum(axis=1)
+    steps = np.floor(8 * X[:, 0]) + 0.01 * X[:, 1]
+    steps[:3] += 1e6
+    kernel = [lambda: matern_kernel([0, 1])]
+    _, params = fit_choosing(X, bowl, kernel, warpings=("blend", "power"))
+    assert chosen(params, 2) == 1
+    _, params = fit_choosing(X, steps, kernel, warpings=("blend", "power"))
+    assert chosen(params, 2) == 0
+
+
 def test_average_ranks_are_scipys_ranks_with_ties() -> None:
     from scipy.stats import rankdata
 

@@ -101,3 +101,20 @@ def test_one_kernel_is_fitted_once_and_kept_without_a_comparison(monkeypatch) ->
     model, params = fit_choosing(X, y, [_on_column(0)])
     assert chosen(params, 1) == 0 and not compared
     assert condition_choice(X, y, [_on_column(0)], params) is not None
+
+
+def test_a_choice_between_warpings_conditions_on_the_kept_warpings_targets() -> None:
+    """Every kernel is fitted to every warping's targets (warpings outer, kernels inner); the
+    kept pair's model is rebuilt with its own warping's targets."""
+    from common.gp import WARPINGS
+
+    X, y = _data()
+    bowl = (y + 1.0) ** 2  # smooth: the power transform's magnitudes fit it (tests/test_gp.py)
+    makers = [_on_column(1), _on_column(0)]
+    model, params = fit_choosing(X, bowl, makers, warpings=("blend", "power"))
+    assert chosen(params, 4) == 3  # the right column, the power transform
+    assert all(unpack(params, i) is not None for i in range(4))
+    np.testing.assert_allclose(model.train_targets.numpy(), -WARPINGS["power"](bowl))
+    again = condition_choice(X, bowl, makers, params, ("blend", "power"))
+    np.testing.assert_allclose(again.train_targets.numpy(), -WARPINGS["power"](bowl))
+    assert condition_choice(X, bowl, makers, params) is None  # a 4-way choice is not a 2-way one

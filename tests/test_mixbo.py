@@ -30,13 +30,15 @@ def _trials(sampler, objective) -> list[dict]:
 
 
 @pytest.mark.parametrize("objective", [_numeric, _mixed, _binary])
-def test_mixbo_runs_casmopolitan_with_the_blend_warping_on_every_kind_of_space(objective) -> None:
+def test_mixbo_runs_casmopolitan_with_the_warping_of_higher_evidence_on_every_kind_of_space(
+    objective,
+) -> None:
     from common.casmopolitan import CasmopolitanOptions
     from optuna_plugins._base import MixedBOSampler
 
     ours = _trials(MixboSampler(seed=2, n_startup_trials=4), objective)
-    blend = CasmopolitanOptions(n_init=4, warping="blend")
-    assert ours == _trials(MixedBOSampler(blend, seed=2, n_startup_trials=4), objective)
+    evidence = CasmopolitanOptions(n_init=4, warping="evidence")
+    assert ours == _trials(MixedBOSampler(evidence, seed=2, n_startup_trials=4), objective)
     # the warping is what differs from the paper's CASMOPOLITAN (copula ranks); on 12 binary
     # parameters the two warpings' 12 trials may coincide, so the check that they differ (and
     # so that the equality above says something) is made where values vary continuously
