@@ -57,14 +57,23 @@ def power_standardise(values: np.ndarray) -> np.ndarray:
     Unlike the copula's ranks it keeps how much worse a value is: a neighbour of the incumbent
     that is far worse looks far worse. Non-finite or constant values fall back to the copula.
     """
+    warped, _ = _power_with_slope(values)
+    return standardise(values) if warped is None else warped
+
+
+def _power_with_slope(values: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """:func:`power_standardise`'s z-scores and their derivative at each value (``None`` twice
+    where it falls back to the copula)."""
     values = np.asarray(values, dtype=float)
     std = float(np.std(values)) if np.all(np.isfinite(values)) else 0.0
     if len(values) >= 3 and std > 1e-12:
-        warped = _box_cox(1.0 + (values - values.min()) / std, _box_cox_exponent(values, std))
+        x = 1.0 + (values - values.min()) / std
+        exponent = _box_cox_exponent(values, std)
+        warped = _box_cox(x, exponent)
         spread = float(np.std(warped))
         if np.all(np.isfinite(warped)) and spread > 1e-12:
-            return (warped - warped.mean()) / spread
-    return standardise(values)
+            return (warped - warped.mean()) / spread, x ** (exponent - 1.0) / (std * spread)
+    return None, None
 
 
 def _box_cox(x: np.ndarray, exponent: float) -> np.ndarray:
@@ -119,20 +128,21 @@ def warping_log_jacobian(warping: str, values: np.ndarray) -> float:
     A GP of warped targets is a model of the values themselves once its likelihood is multiplied
     by the warping's derivative at each value (the warped GP of Snelson, Rasmussen and Ghahramani
     2004), so fits to differently warped targets are compared by their objective per observation
-    minus this. The copula's rank map has no derivative: its slope is that of the ranks'
-    quantiles between the neighbouring distinct values (an empirical CDF's, whose ties carry
-    their joint mass, so no value has an infinite density).
+    minus this. The copula's rank map has no derivative: its slope is an m-spacing estimate
+    (:func:`_copula_slope`), whose ties carry their joint mass, so no value has an infinite
+    density.
     """
     values = np.asarray(values, dtype=float)
     if warping == "copula":
         slope = _copula_slope(values)
     elif warping == "power":
         slope = _power_slope(values)
-    else:
-        copula, power = _copula_slope(values), _power_slope(values)
-        blend = standardise(values) + power_standardise(values)
-        spread = float(np.std(blend))
-        slope = (copula + power) / (spread if spread > 1e-12 else 1.0)
+    else:  # blend_standardise: (copula + power) z-scored again
+        copula, (power, power_slope) = standardise(values), _power_with_slope(values)
+        if power is None:
+            power, power_slope = copula, _copula_slope(values)
+        spread = float(np.std(copula + power))
+        slope = (_copula_slope(values) + power_slope) / (spread if spread > 1e-12 else 1.0)
     with np.errstate(divide="ignore"):
         return float(np.mean(np.log(slope)))
 
@@ -164,14 +174,8 @@ def _copula_slope(values: np.ndarray) -> np.ndarray:
 
 def _power_slope(values: np.ndarray) -> np.ndarray:
     """:func:`power_standardise`'s derivative at each value (the copula's where it falls back)."""
-    std = float(np.std(values)) if np.all(np.isfinite(values)) else 0.0
-    if len(values) >= 3 and std > 1e-12:
-        x = 1.0 + (values - values.min()) / std
-        exponent = _box_cox_exponent(values, std)
-        spread = float(np.std(_box_cox(x, exponent)))
-        if np.all(np.isfinite(x**exponent)) and spread > 1e-12:
-            return x ** (exponent - 1.0) / (std * spread)
-    return _copula_slope(values)
+    _, slope = _power_with_slope(values)
+    return _copula_slope(values) if slope is None else slope
 
 
 def average_ranks(values: np.ndarray) -> np.ndarray:

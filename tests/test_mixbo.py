@@ -44,3 +44,15 @@ def test_mixbo_runs_casmopolitan_with_the_warping_of_higher_evidence_on_every_ki
     # so that the equality above says something) is made where values vary continuously
     if objective is not _binary:
         assert ours != _trials(CasmopolitanSampler(seed=2, n_startup_trials=4), objective)
+
+
+def test_mixbo_is_not_the_blend_alone_where_the_evidence_picks_magnitudes() -> None:
+    """On the mixed toy (a parabola, a kink and a category) the evidence picks the power
+    transform at some refit within 12 trials, so MixboSampler leaves the blend's path: this
+    fails if its rule went back to the blend on every fit."""
+    from common.casmopolitan import CasmopolitanOptions
+    from optuna_plugins._base import MixedBOSampler
+
+    blend = CasmopolitanOptions(n_init=4, warping="blend")
+    ours = _trials(MixboSampler(seed=2, n_startup_trials=4), _mixed)
+    assert ours != _trials(MixedBOSampler(blend, seed=2, n_startup_trials=4), _mixed)
