@@ -431,6 +431,23 @@ def fit_gp(
     :data:`WARPINGS` name), or for a ``constraint`` affinely standardised with
     :func:`constraint_likelihood`'s noise.
     """
+    model, params, _ = fit_gp_scored(
+        X, values, make_kernel, warm_start, warm_maxiter, constraint, warping
+    )
+    return model, params
+
+
+def fit_gp_scored(
+    X: np.ndarray,
+    values: np.ndarray,
+    make_kernel: Callable[[], Kernel],
+    warm_start: Mapping[str, torch.Tensor] | None = None,
+    warm_maxiter: int = FIT_MAXITER,
+    constraint: bool = False,
+    warping: str = "copula",
+) -> tuple[SingleTaskGP, dict[str, torch.Tensor], float]:
+    """:func:`fit_gp`, and the MAP objective per observation at its result (``inf`` where it
+    cannot be computed): what a choice among fits compares, without evaluating it again."""
     starts = [warm_start, None] if warm_start is not None else [None]
     for start in starts:
         model = build_gp(X, values, make_kernel, constraint, warping)
@@ -444,10 +461,11 @@ def fit_gp(
             continue
         if math.isfinite(loss) and all(torch.isfinite(p).all() for p in model.parameters()):
             model.eval()
-            return model, model_parameters(model)
+            return model, model_parameters(model), loss
     model = build_gp(X, values, make_kernel, constraint, warping)
     if warm_start is not None:
         load_parameters(model, warm_start)
     warn("GP hyper-parameter fit failed; using unfitted hyper-parameters.", cause="gp defaults")
+    loss = MAPObjective(model).value()
     model.eval()
-    return model, model_parameters(model)
+    return model, model_parameters(model), loss

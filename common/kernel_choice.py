@@ -35,8 +35,7 @@ import numpy as np
 import torch
 from gpytorch.kernels import Kernel
 
-from common.gp import FIT_MAXITER, build_gp, fit_gp, warping_log_jacobian
-from common.map_fit import MAPObjective
+from common.gp import FIT_MAXITER, build_gp, fit_gp_scored, warping_log_jacobian
 from common.strategy import loaded
 
 CHOICE = "choice"
@@ -91,18 +90,18 @@ def fit_choosing(
     alternative's parameters, packed (one alternative: no comparison)."""
     pairs = alternatives(makers, warpings)
     fitted = [
-        fit_gp(X, values, make, unpack(warm_start, i), warm_maxiter, warping=warping)
+        fit_gp_scored(X, values, make, unpack(warm_start, i), warm_maxiter, warping=warping)
         for i, (make, warping) in enumerate(pairs)
     ]
     best = 0
     if len(fitted) > 1:
         jacobian = {w: warping_log_jacobian(w, values) for w in set(warpings)}
         scores = [
-            MAPObjective(model).value() - jacobian[warping]
-            for (model, _), (_, warping) in zip(fitted, pairs, strict=True)
+            loss - jacobian[warping]
+            for (_, _, loss), (_, warping) in zip(fitted, pairs, strict=True)
         ]
         best = int(np.nanargmin(scores)) if np.isfinite(scores).any() else 0
-    return fitted[best][0], pack([params for _, params in fitted], best)
+    return fitted[best][0], pack([params for _, params, _ in fitted], best)
 
 
 def condition_choice(

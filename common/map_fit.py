@@ -85,7 +85,14 @@ class MAPObjective:
         upper = np.array([np.inf if hi is None else hi for _, hi in self.bounds])
         floors = FloorLog(lower, upper)
 
+        seen: dict[bytes, float] = {}  # the loss at each point evaluated
+
         def fun(t: np.ndarray) -> tuple[float, np.ndarray]:
+            value, grad = evaluate(t)
+            seen[t.tobytes()] = value
+            return value, grad
+
+        def evaluate(t: np.ndarray) -> tuple[float, np.ndarray]:
             x = floors.value(t)
             if self.analytic is not None:
                 value, grad = self._analytic(x)
@@ -110,7 +117,8 @@ class MAPObjective:
             fun, t0, jac=True, method="L-BFGS-B", bounds=floors.bounds(self.bounds), options=options
         )
         self._set(floors.value(result.x))
-        return self.value()
+        loss = seen.get(result.x.tobytes(), FAILED)  # value() at result.x, already computed
+        return loss if loss < FAILED else self.value()
 
     def _analytic(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """The closed-form loss and gradient at ``x`` (``FAILED`` and zeros where the covariance

@@ -77,6 +77,24 @@ def test_a_fit_reaches_the_optimum_of_the_autograd_fit() -> None:
     assert MAPObjective(ours).value() == pytest.approx(objective.value(), abs=1e-5)
 
 
+@pytest.mark.parametrize("path", ["closed form", "autograd"])
+@pytest.mark.parametrize("maxiter", [3, 200])
+def test_a_fit_returns_the_objective_at_the_parameters_it_leaves(path: str, maxiter: int) -> None:
+    """The loss ``minimise`` returns (which a choice among fits compares) is the objective a new
+    evaluation finds at the fitted parameters, stopped early or converged, on either path."""
+    X, y = _data(50, 2)
+    model = build_gp(X, y, KERNELS["casmopolitan-code"])
+    objective = MAPObjective(model)
+    start = objective.value()
+    if path == "autograd":
+        objective.analytic = None
+    loss = objective.minimise(maxiter)
+    again = MAPObjective(model)
+    if path == "autograd":
+        again.analytic = None
+    assert loss == again.value() and loss < start
+
+
 def test_a_covariance_that_is_not_positive_definite_is_a_failed_point() -> None:
     """A line-search probe where the Cholesky factorisation fails is a large value with a zero
     gradient, as on the autograd path, so L-BFGS-B backs off."""

@@ -49,7 +49,7 @@ def test_a_failing_gp_restarts_far_from_the_earlier_bests(monkeypatch, caplog) -
     def broken(*args, **kwargs):
         raise RuntimeError("not positive definite")
 
-    monkeypatch.setattr(common.kernel_choice, "fit_gp", broken)
+    monkeypatch.setattr(common.kernel_choice, "fit_gp_scored", broken)
     space, X, y, state = _restarted()
     Xa, _ = restart_candidates(X, y, state)
     logger = logging.getLogger("mixbo")  # the core's logger outside an adapter

@@ -168,7 +168,10 @@ def test_a_first_worker_on_a_long_study_fits_a_subsample_then_refits_on_all(
     configs = space.decode(space.sample(260, rng))
     values = np.array([(c["x"] - 0.3) ** 2 + (c["c"] == 1) for c in configs])
     fits = []
-    module, attr = (kernel_choice, "fit_gp") if name == "casmopolitan" else (fm_model, "fit_fm_gp")
+    if name == "casmopolitan":
+        module, attr = kernel_choice, "fit_gp_scored"
+    else:
+        module, attr = fm_model, "fit_fm_gp"
     real = getattr(module, attr)
     monkeypatch.setattr(module, attr, lambda *a, **k: fits.append(len(a[1])) or real(*a, **k))
     options = CasmopolitanOptions() if name == "casmopolitan" else BOFMOptions()
@@ -198,9 +201,9 @@ def test_fits_stored_before_the_kernel_choice_leave_a_long_study_to_the_subsampl
     X = space.encode(configs)
     _, old = fit_gp(X[:30], values[:30], casmopolitan_kernels([0], [1])[0])
     fits = []
-    real = kernel_choice.fit_gp
+    real = kernel_choice.fit_gp_scored
     monkeypatch.setattr(
-        kernel_choice, "fit_gp", lambda *a, **k: fits.append(len(a[1])) or real(*a, **k)
+        kernel_choice, "fit_gp_scored", lambda *a, **k: fits.append(len(a[1])) or real(*a, **k)
     )
     strategy = CasmopolitanOptions().make(BusyPolicy())
     strategy.adopt_warm(dumps({key_digest(("casmopolitan", space)): old}))
