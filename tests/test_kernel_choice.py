@@ -8,7 +8,14 @@ import torch
 
 from common.casmopolitan import casmopolitan_kernels
 from common.gp import fit_gp
-from common.kernel_choice import chosen, condition_choice, fit_choosing, pack, unpack
+from common.kernel_choice import (
+    CHALLENGER_MAXITER,
+    chosen,
+    condition_choice,
+    fit_choosing,
+    pack,
+    unpack,
+)
 from common.kernels import TransformedOverlapKernel, matern_kernel, scaled
 from common.map_fit import MAPObjective
 
@@ -49,7 +56,8 @@ def test_conditioning_a_choice_rebuilds_the_kept_kernel_with_its_fit() -> None:
 
 def test_each_alternative_warm_starts_from_its_own_last_fit(fit_caps) -> None:
     """The two kernels have differently shaped parameters, so a start taken from the other's
-    fit would not load and the refit would run from the priors to the full cap."""
+    fit would not load and the refit would run from the priors to the full cap (the kept one to
+    the refit's cap, the other to a challenger's)."""
     import common.gp as gp
 
     X, y = _data(40)
@@ -57,7 +65,8 @@ def test_each_alternative_warm_starts_from_its_own_last_fit(fit_caps) -> None:
     _, params = fit_choosing(X[:30], y[:30], makers)
     fit_caps.clear()
     _, again = fit_choosing(X, y, makers, params, warm_maxiter=gp.WARM_FIT_MAXITER)
-    assert fit_caps == [gp.WARM_FIT_MAXITER] * 2
+    caps = [gp.WARM_FIT_MAXITER if i == chosen(params, 2) else CHALLENGER_MAXITER for i in (0, 1)]
+    assert fit_caps == caps  # none from the priors (FIT_MAXITER)
     for i in range(2):
         assert set(unpack(again, i)) == set(unpack(params, i))
 
@@ -122,3 +131,29 @@ def test_a_choice_between_warpings_conditions_on_the_kept_warpings_targets() -> 
     again = condition_choice(X, bowl, makers, params, ("blend", "power"))
     np.testing.assert_allclose(again.train_targets.numpy(), -WARPINGS["power"](bowl))
     assert condition_choice(X, bowl, makers, params) is None  # a 4-way choice is not a 2-way one
+
+
+def test_a_refit_gives_the_kept_alternative_its_iterations_and_the_others_a_few(
+    monkeypatch,
+) -> None:
+    """The first fit fits every alternative from the priors; a refit continues the kept one for
+    the caller's iterations and each challenger for CHALLENGER_MAXITER, and still compares all."""
+    import common.kernel_choice as kernel_choice
+
+    X, y = _data()
+    makers = [_on_column(1), _on_column(0)]
+    calls = []
+    real = kernel_choice.fit_gp_scored
+
+    def recording(X, values, make, warm_start, maxiter, **kwargs):
+        calls.append((warm_start is not None, maxiter))
+        return real(X, values, make, warm_start, maxiter, **kwargs)
+
+    monkeypatch.setattr(kernel_choice, "fit_gp_scored", recording)
+    _, params = fit_choosing(X, y, makers, None, 200, ("blend", "power"))
+    assert calls == [(False, 200)] * 4
+    kept = chosen(params, 4)
+    calls.clear()
+    _, again = fit_choosing(X, y, makers, params, 25, ("blend", "power"))
+    expected = [(True, 25 if i == kept else CHALLENGER_MAXITER) for i in range(4)]
+    assert calls == expected and chosen(again, 4) is not None
