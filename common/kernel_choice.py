@@ -6,9 +6,8 @@ between configurations that differ everywhere is fixed, and the paper's Eq 5.11,
 fit learns. Neither is right for every problem: the learnt rate is what Pest Control's 25
 categoricals need, while with few observations it costs problems whose categoricals matter less
 (closing notes of issue 12). So each fit fits every alternative, each warm-started from its own
-last fit (a challenger of the kept one for a few iterations: :data:`CHALLENGER_MAXITER`), and
-keeps the one of lowest negative log posterior per observation: the form the data support,
-decided again at every refit.
+last fit, and keeps the one of lowest negative log posterior per observation: the form the data
+support, decided again at every refit.
 
 The same choice is made between target warpings (:data:`common.gp.WARPINGS`): the ranks of a
 Gaussian copula, blended with a power transform, keep near-ties apart where a problem's values
@@ -18,7 +17,8 @@ standard deviations below its observed value, the power transform's 0.2). A fit'
 is of the warped targets, so fits to different warpings are compared after subtracting the
 warping's mean log-derivative at the values (:func:`common.gp.warping_log_jacobian`), which
 makes each a model of the values themselves (the warped GP of Snelson, Rasmussen and
-Ghahramani 2004).
+Ghahramani 2004). With several warpings to fit, a refit continues the alternatives other than the
+kept one for a few iterations only (:data:`CHALLENGER_MAXITER`).
 
 A choice's parameters are one flat mapping (what :mod:`common.warm_store` stores with a study):
 alternative ``i``'s raw parameters under ``"i.<name>"`` and the kept one's index under
@@ -40,14 +40,17 @@ from common.gp import FIT_MAXITER, build_gp, fit_gp_scored, warping_log_jacobian
 from common.strategy import loaded
 
 CHOICE = "choice"
-# A warm-started refit of an alternative other than the kept one stops after this many L-BFGS-B
-# iterations (the kept one's runs to the caller's cap, common.gp.WARM_FIT_MAXITER). Each fit
-# continues from its own last result, so a challenger's fit still converges over a few refits:
-# its optimum moves by O(1/n) per observation, and a challenger whose evidence overtakes the kept
-# one's does so within refits. What a challenger needs is its evidence, to the precision a
-# comparison needs; the kept model, which the suggestions use, needs its optimum. At 100 trials
-# of the 9-parameter mixed space this takes MixboSampler's refit of four alternatives from about
-# 112 to 58 evaluations of the objective (README, "At scale").
+# Where the choice is among warpings too (MixboSampler: four alternatives on a space with a
+# categorical), a warm-started refit of an alternative other than the kept one stops after this
+# many L-BFGS-B iterations (the kept one's runs to the caller's cap, common.gp.WARM_FIT_MAXITER).
+# Each fit continues from its own last result, so a challenger's fit still converges over a few
+# refits: its optimum moves by O(1/n) per observation. What a challenger needs is its evidence, to
+# the precision a comparison needs; the kept model, which the suggestions use, needs its optimum.
+# At 100 trials of the 9-parameter mixed space this takes MixboSampler's refit from about 112 to
+# 58 evaluations of the objective and its warm ask from 0.62x to 0.43x GPSampler's, its results
+# within noise on 20 problems (README, "At scale"). CASMOPOLITAN's choice of two kernel forms
+# keeps both at the cap: its refit of two fits is within the latency target, and capping its
+# challenger cost Func3C (4 of 20 seeds better, 13 worse, at 100 trials).
 CHALLENGER_MAXITER = 5
 
 
@@ -97,18 +100,18 @@ def fit_choosing(
     ``warpings`` (each warm-started from its part of ``warm_start``, a :func:`pack` result);
     returns the model of lowest MAP objective per observation, less its warping's log-Jacobian
     (:func:`common.gp.warping_log_jacobian`: the evidence of the values themselves), and every
-    alternative's parameters, packed (one alternative: no comparison). A refit (``warm_start``
-    with a kept alternative) gives the kept one ``warm_maxiter`` iterations and the others
-    :data:`CHALLENGER_MAXITER`."""
+    alternative's parameters, packed (one alternative: no comparison). Where ``warpings`` are
+    several, a refit (``warm_start`` with a kept alternative) gives the kept one
+    ``warm_maxiter`` iterations and the others :data:`CHALLENGER_MAXITER`."""
     pairs = alternatives(makers, warpings)
-    kept = chosen(warm_start, len(pairs))
+    capped = chosen(warm_start, len(pairs)) if len(warpings) > 1 else None  # the kept one
     fitted = [
         fit_gp_scored(
             X,
             values,
             make,
             unpack(warm_start, i),
-            warm_maxiter if kept in (None, i) else min(warm_maxiter, CHALLENGER_MAXITER),
+            warm_maxiter if capped in (None, i) else min(warm_maxiter, CHALLENGER_MAXITER),
             warping=warping,
         )
         for i, (make, warping) in enumerate(pairs)
