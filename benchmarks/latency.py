@@ -26,6 +26,7 @@ study's trials, GPSampler stores none).
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import time
 
@@ -109,6 +110,7 @@ def measure_prefilled(
 ) -> tuple[float, float, float, float, float]:
     """(cold, warm median, warm mean, warm max, join) seconds of new samplers on a study that
     holds ``history``."""
+    gc.collect()  # the previous sampler's garbage is not this one's cost
     study = optuna.create_study(sampler=SAMPLERS[sampler_name](seed))
     study.add_trials(history)
     elapsed = []
