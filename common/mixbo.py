@@ -44,7 +44,12 @@ Ackley-53 0.74 -> 0.56 (7 / 2, p = 0.07); Ackley-5C 0.334 -> 0.539 (4 / 5, p = 0
 2 / 6, p = 0.05) and every other problem within noise (f8 0.75 -> 0.87, 0 / 3, p = 0.25).
 Against TPE and GPSampler run on the same install (cd649f5): at least as good as the better of
 the two on 10 of 13 at 10 seeds (f1 now won, 1.6e-7 against 1.3e-5, p = 0.002; Ackley-5C, f15
-and NuSVR lost within noise) and on 7 of 7 further problems; 10 of 13 at 5 seeds.
+and NuSVR lost within noise) and on 7 of 7 further problems; 10 of 13 at 5 seeds. With the
+alternatives it did not keep refitted for a few iterations (84bbca1,
+:data:`common.kernel_choice.CHALLENGER_MAXITER`; warm ask at 100 trials 0.69x -> 0.44x
+GPSampler's): every problem within noise of cd649f5 (57 seeds better, 49 worse over 200 runs),
+again 10 of 13 at 10 seeds (the same three losses: Ackley-5C 0.333 against 0.173, f15 8.49 against
+7.44, NuSVR) and 7 of 7 further problems; 10 of 13 at 5 seeds.
 """
 
 from __future__ import annotations
