@@ -413,27 +413,10 @@ def build_gp(
     ).to(DTYPE)
 
 
-def fit_gp(
-    X: np.ndarray,
-    values: np.ndarray,
-    make_kernel: Callable[[], Kernel],
-    warm_start: Mapping[str, torch.Tensor] | None = None,
-    warm_maxiter: int = FIT_MAXITER,
-    constraint: bool = False,
-    warping: str = "copula",
-) -> tuple[SingleTaskGP, dict[str, torch.Tensor]]:
-    """A GP of the standardised, negated ``values`` at ``X``, hyper-parameters fitted by MAP.
-
-    Tries a warm-started fit (from ``warm_start``, the parameters of a previous fit, at most
-    ``warm_maxiter`` L-BFGS-B iterations), then a fit from the priors' defaults; if both fail it
-    keeps the warm-start (or default) hyper-parameters unfitted and logs a warning. Returns the
-    model and its parameters for the next warm start. Targets are warped by ``warping`` (a
-    :data:`WARPINGS` name), or for a ``constraint`` affinely standardised with
-    :func:`constraint_likelihood`'s noise.
-    """
-    model, params, _ = fit_gp_scored(
-        X, values, make_kernel, warm_start, warm_maxiter, constraint, warping
-    )
+def fit_gp(*args, **kwargs) -> tuple[SingleTaskGP, dict[str, torch.Tensor]]:
+    """:func:`fit_gp_scored` (the same arguments) without the score: the model and its
+    parameters for the next warm start."""
+    model, params, _ = fit_gp_scored(*args, **kwargs)
     return model, params
 
 
@@ -446,8 +429,16 @@ def fit_gp_scored(
     constraint: bool = False,
     warping: str = "copula",
 ) -> tuple[SingleTaskGP, dict[str, torch.Tensor], float]:
-    """:func:`fit_gp`, and the MAP objective per observation at its result (``inf`` where it
-    cannot be computed): what a choice among fits compares, without evaluating it again."""
+    """A GP of the standardised, negated ``values`` at ``X``, hyper-parameters fitted by MAP.
+
+    Tries a warm-started fit (from ``warm_start``, the parameters of a previous fit, at most
+    ``warm_maxiter`` L-BFGS-B iterations), then a fit from the priors' defaults; if both fail it
+    keeps the warm-start (or default) hyper-parameters unfitted and logs a warning. Returns the
+    model, its parameters for the next warm start, and the MAP objective per observation there
+    (``inf`` where it cannot be computed; what a choice among fits compares, without evaluating
+    it again). Targets are warped by ``warping`` (a :data:`WARPINGS` name), or for a
+    ``constraint`` affinely standardised with :func:`constraint_likelihood`'s noise.
+    """
     starts = [warm_start, None] if warm_start is not None else [None]
     for start in starts:
         model = build_gp(X, values, make_kernel, constraint, warping)
