@@ -84,6 +84,7 @@ def measure(
     sampler_name: str, objective, n_trials: int, seed: int, checkpoints=CHECKPOINTS, clock=None
 ) -> dict[int, float]:
     clock = clock or time.perf_counter
+    gc.collect()  # the previous sampler's garbage is not this one's cost
     study = optuna.create_study(sampler=SAMPLERS[sampler_name](seed))
     times: dict[int, list[float]] = {c: [] for c in checkpoints}
     for completed in range(n_trials):
