@@ -47,10 +47,10 @@ CHOICE = "choice"
 # refits: its optimum moves by O(1/n) per observation. What a challenger needs is its evidence, to
 # the precision a comparison needs; the kept model, which the suggestions use, needs its optimum.
 # At 100 trials of the 9-parameter mixed space this takes MixboSampler's refit from about 112 to
-# 58 evaluations of the objective and its warm ask from 0.62x to 0.44x GPSampler's, its results
-# within noise on 20 problems (README, "At scale"). CASMOPOLITAN's choice of two kernel forms
-# keeps both at the cap: its refit of two fits is within the latency target, and capping its
-# challenger cost Func3C (4 of 20 seeds better, 13 worse, at 100 trials).
+# 58 evaluations of the objective and its warm ask from about 0.62x to 0.44x GPSampler's, its
+# results within noise on 20 problems (README, "At scale"). CASMOPOLITAN's choice of two kernel
+# forms keeps both at the cap: its refit of two fits is within the latency target, and capping
+# its challenger cost Func3C (4 of 20 seeds better, 13 worse, at 100 trials).
 CHALLENGER_MAXITER = 5
 
 
