@@ -629,6 +629,36 @@ def test_merged_runs_rebuild_one_report_and_refuse_a_run_counted_twice(tmp_path:
         merge(tmp_path / "twice", [ours, ours], ["", ""])
 
 
+def test_ackley5c_plateau_counts_float_only_trials_and_single_category_tries() -> None:
+    """``benchmarks/ackley5c_plateau.py``: a run reaches one wrong category at its second trial,
+    then keeps the incumbent's categories once, tries two single-category changes (one of them
+    twice, with another float) and a two-category change, and fixes the wrong one last."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from ackley5c_plateau import plateau_path
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+    def trial(h: list[int], x: float, value: float) -> dict[str, str]:
+        params = {f"h{i + 1}": v for i, v in enumerate(h)} | {"x1": x}
+        return {"params": json.dumps(params), "value": str(value)}
+
+    run = [
+        trial([8, 8, 8, 2, 3], 0.5, 3.0),  # two wrong
+        trial([8, 8, 8, 8, 3], 0.5, 1.0),  # the plateau: one wrong, the incumbent from here
+        trial([8, 8, 8, 8, 3], 0.1, 0.9),  # float only (the new incumbent)
+        trial([8, 8, 5, 8, 3], 0.1, 2.0),  # a single-category try
+        trial([8, 8, 5, 8, 3], 0.2, 2.1),  # the same try again
+        trial([8, 8, 8, 0, 0], 0.1, 2.5),  # two categories changed: neither kind
+        trial([8, 8, 8, 8, 9], 0.1, 1.2),  # another single-category try
+        trial([8, 8, 8, 8, 8], 0.1, 0.1),  # fixed
+        trial([8, 8, 8, 8, 8], 0.0, 0.0),
+    ]
+    assert plateau_path(run) == {"start": 1, "fixed": 7, "float_only": 1, "tries": 2}
+    assert plateau_path(run[:1]) is None
+    assert plateau_path(run[:7])["fixed"] is None
+
+
 def test_a_worker_process_runs_every_sampler_on_one_torch_and_one_blas_thread(
     fresh_process_with_two_blas_threads,
 ) -> None:
