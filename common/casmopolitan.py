@@ -57,7 +57,9 @@ class CasmopolitanOptions(MethodOptions):
     UCB. ``failure_tolerance`` ``None`` means
     :func:`common.trust_region.default_failure_tolerance` of the box's dimension for the box and
     :func:`common.trust_region.default_hamming_failure_tolerance` for the Hamming ball; a number
-    applies to both. ``n_starts`` local searches run per suggestion. GP hyper-parameters are
+    applies to both. ``n_starts`` local searches run per suggestion, from the centre and the best
+    of ``n_raw`` random rows of the trust region (:func:`common.local_search.maximize_in_region`).
+    GP hyper-parameters are
     refitted every ``refit_every`` observations (1: every call; the fit dominates the cost of a
     suggestion with many ARD weights) and reused, conditioned on all data, in between.
     ``warping`` names the GPs' target warping (:data:`common.gp.WARPINGS`): ``"copula"``,
@@ -74,6 +76,7 @@ class CasmopolitanOptions(MethodOptions):
     failure_tolerance: int | None = None
     success_tolerance: int = 3
     n_starts: int = 3
+    n_raw: int = 256
     refit_every: int = 2
     warping: str = "copula"
 
@@ -85,6 +88,7 @@ class CasmopolitanOptions(MethodOptions):
             check_integer("failure_tolerance", self.failure_tolerance, 1)
         check_integer("success_tolerance", self.success_tolerance, 1)
         check_integer("n_starts", self.n_starts, 1)
+        check_integer("n_raw", self.n_raw, 1)
         check_integer("refit_every", self.refit_every, 1)
         check_choice("warping", self.warping, (*WARPINGS, "evidence"))
 
@@ -231,7 +235,13 @@ class Casmopolitan(Strategy):
                     feasibility=feasible,
                 )
                 found = maximize_in_region(
-                    acqf, space, region, seen, rng, n_starts=self.options.n_starts
+                    acqf,
+                    space,
+                    region,
+                    seen,
+                    rng,
+                    n_starts=self.options.n_starts,
+                    n_raw=self.options.n_raw,
                 )
             except Exception as err:  # numerical trouble: a random point of the region
                 warn(

@@ -59,12 +59,22 @@ from dataclasses import dataclass
 from common.busy import BusyPolicy
 from common.strategy import MethodOptions, Strategy, check_integer
 
+# The acquisition's optimiser, as GPSampler's has 10 local searches: with CASMOPOLITAN's 3 starts
+# of 256 random rows, f15 (Rastrigin, 8 integers and 2 floats) ended at 8.49 against GPSampler's
+# 7.44; with these, 7.00 (10 of 10 seeds better, Wilcoxon p = 0.002), and over the 20 problems at
+# 10 seeds 91 runs better and 77 worse, every other problem within noise (README, "The
+# acquisition's optimiser"). The warm ask at 100 trials costs 0.094 s against 0.088 s.
+LOCAL_SEARCHES = 10
+RAW_SAMPLES = 1024
+
 
 @dataclass(frozen=True)
 class MixboOptions(MethodOptions):
     """Mixbo's options: ``n_init`` observations form the initial design (CASMOPOLITAN's trust
-    region does not count them as successes or failures); CASMOPOLITAN's other options keep
-    their defaults."""
+    region does not count them as successes or failures). The acquisition is maximised by
+    :data:`LOCAL_SEARCHES` local searches from the best of :data:`RAW_SAMPLES` random rows of the
+    trust region (CASMOPOLITAN's defaults: 3 and 256); CASMOPOLITAN's other options keep their
+    defaults."""
 
     n_init: int = 10
 
@@ -75,4 +85,6 @@ class MixboOptions(MethodOptions):
         """CASMOPOLITAN's strategy with these options (the rule above)."""
         from common.casmopolitan import CasmopolitanOptions
 
-        return CasmopolitanOptions(n_init=self.n_init, warping="evidence").make(busy)
+        return CasmopolitanOptions(
+            n_init=self.n_init, warping="evidence", n_starts=LOCAL_SEARCHES, n_raw=RAW_SAMPLES
+        ).make(busy)

@@ -34,10 +34,13 @@ def test_mixbo_runs_casmopolitan_with_the_warping_of_higher_evidence_on_every_ki
     objective,
 ) -> None:
     from common.casmopolitan import CasmopolitanOptions
+    from common.mixbo import LOCAL_SEARCHES, RAW_SAMPLES
     from optuna_plugins._base import MixedBOSampler
 
     ours = _trials(MixboSampler(seed=2, n_startup_trials=4), objective)
-    evidence = CasmopolitanOptions(n_init=4, warping="evidence")
+    evidence = CasmopolitanOptions(
+        n_init=4, warping="evidence", n_starts=LOCAL_SEARCHES, n_raw=RAW_SAMPLES
+    )
     assert ours == _trials(MixedBOSampler(evidence, seed=2, n_startup_trials=4), objective)
     # the warping is what differs from the paper's CASMOPOLITAN (copula ranks); on 12 binary
     # parameters the two warpings' 12 trials may coincide, so the check that they differ (and
@@ -53,6 +56,23 @@ def test_mixbo_is_not_the_blend_alone_where_the_evidence_picks_magnitudes() -> N
     from common.casmopolitan import CasmopolitanOptions
     from optuna_plugins._base import MixedBOSampler
 
-    blend = CasmopolitanOptions(n_init=4, warping="blend")
+    blend = CasmopolitanOptions(n_init=4, warping="blend", n_starts=10, n_raw=1024)
     ours = _trials(MixboSampler(seed=2, n_startup_trials=4), _mixed)
     assert ours != _trials(MixedBOSampler(blend, seed=2, n_startup_trials=4), _mixed)
+
+
+def test_mixbo_maximises_its_acquisition_from_more_starts_than_casmopolitans_defaults() -> None:
+    """MixboSampler's local searches (10 from 1024 random rows of the trust region) are its own:
+    with CASMOPOLITAN's 3 from 256 the same warping choice takes another path on the mixed toy."""
+    from common.busy import BusyPolicy
+    from common.casmopolitan import CasmopolitanOptions
+    from common.mixbo import LOCAL_SEARCHES, RAW_SAMPLES, MixboOptions
+    from optuna_plugins._base import MixedBOSampler
+
+    options = MixboOptions(n_init=4).make(BusyPolicy()).options
+    assert (options.n_starts, options.n_raw) == (LOCAL_SEARCHES, RAW_SAMPLES) == (10, 1024)
+    defaults = CasmopolitanOptions(n_init=4, warping="evidence")
+    ours = _trials(MixboSampler(seed=2, n_startup_trials=4), _mixed)
+    assert ours != _trials(MixedBOSampler(defaults, seed=2, n_startup_trials=4), _mixed)
+    with pytest.raises(ValueError, match="n_raw"):
+        CasmopolitanOptions(n_raw=0)
