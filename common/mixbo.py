@@ -49,7 +49,10 @@ alternatives it did not keep refitted for a few iterations (84bbca1,
 :data:`common.kernel_choice.CHALLENGER_MAXITER`; warm ask at 100 trials 0.69x -> 0.44x
 GPSampler's): every problem within noise of cd649f5 (57 seeds better, 49 worse over 200 runs),
 again 10 of 13 at 10 seeds (the same three losses: Ackley-5C 0.333 against 0.173, f15 8.49 against
-7.44, NuSVR) and 7 of 7 further problems; 10 of 13 at 5 seeds.
+7.44, NuSVR) and 7 of 7 further problems; 10 of 13 at 5 seeds. With the acquisition maximised from
+10 local searches (a93e3df, :data:`LOCAL_SEARCHES`): 11 of 13 at 10 seeds (f15 7.00 against
+7.44 won; Ackley-5C 0.527 and NuSVR lost within noise), 7 of 7 further problems, 10 of 13 at 5
+seeds.
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ from common.strategy import MethodOptions, Strategy, check_integer
 # of 256 random rows, f15 (Rastrigin, 8 integers and 2 floats) ended at 8.49 against GPSampler's
 # 7.44; with these, 7.00 (10 of 10 seeds better, Wilcoxon p = 0.002), and over the 20 problems at
 # 10 seeds 91 runs better and 77 worse, every other problem within noise (README, "The
-# acquisition's optimiser"). The warm ask at 100 trials costs 0.094 s against 0.088 s.
+# acquisition's optimiser"). The warm ask at 100 trials costs 0.46-0.50x GPSampler's (0.44x before).
 LOCAL_SEARCHES = 10
 RAW_SAMPLES = 1024
 
