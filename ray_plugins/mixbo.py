@@ -15,7 +15,8 @@ class MixboSearch(MixedBOSearch):
     """Mixed-variable BO with the method that did best on the spaces measured (:mod:`common.mixbo`):
     CASMOPOLITAN on every space, the best of our three methods on the spaces measured, its GP
     fitted to warped values, the warping chosen at every refit by the evidence for the values (a
-    blend of ranks and magnitudes, or the magnitudes alone where the values are smooth).
+    blend of ranks and magnitudes, or the magnitudes alone where the values are smooth), its
+    acquisition maximised by 10 local searches rather than the paper's 3.
 
     Example::
 
