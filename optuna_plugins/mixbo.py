@@ -21,7 +21,7 @@ class MixboSampler(MixedBOSampler):
     evidence for the values: a blend that keeps both the ranks and the magnitudes of the values,
     or the magnitudes alone where the values are smooth (:class:`CasmopolitanSampler` keeps the
     paper's ranks), and its acquisition is maximised by 10 local searches rather than the
-    paper's 3; the measurements behind the rule are in :mod:`common.mixbo`.
+    reference code's 3; the measurements behind the rule are in :mod:`common.mixbo`.
 
     Example::
 

@@ -54,9 +54,12 @@ def test_mixbo_is_not_the_blend_alone_where_the_evidence_picks_magnitudes() -> N
     transform at some refit within 12 trials, so MixboSampler leaves the blend's path: this
     fails if its rule went back to the blend on every fit."""
     from common.casmopolitan import CasmopolitanOptions
+    from common.mixbo import LOCAL_SEARCHES, RAW_SAMPLES
     from optuna_plugins._base import MixedBOSampler
 
-    blend = CasmopolitanOptions(n_init=4, warping="blend", n_starts=10, n_raw=1024)
+    blend = CasmopolitanOptions(
+        n_init=4, warping="blend", n_starts=LOCAL_SEARCHES, n_raw=RAW_SAMPLES
+    )
     ours = _trials(MixboSampler(seed=2, n_startup_trials=4), _mixed)
     assert ours != _trials(MixedBOSampler(blend, seed=2, n_startup_trials=4), _mixed)
 
