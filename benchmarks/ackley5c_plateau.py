@@ -7,14 +7,17 @@ configuration with exactly one category wrong, how many then reach the optimum's
 end of the run, the single-category tries before the fix, and the trials spent keeping the
 incumbent's categories (moving only the float) in between.
 
-With ``--rank SAMPLER``, each of that sampler's runs is refitted up to the trial that first
-reaches the plateau (where that is its best so far), and the fix's rank among the incumbent's
-unseen single-category neighbours by log EI is printed under ``MixboSampler``'s model (its kernel
-and warping choice) and under CoCaBO's additive overlap kernel, where a category's effect is
-shared by every configuration.
+With ``--rank SAMPLER ...``, each of those samplers' runs is refitted up to the trial that first
+reaches the plateau (where that is its best so far), and two ranks among the incumbent's unseen
+single-category neighbours by log EI are printed, under ``MixboSampler``'s model (its kernel and
+warping choice) and under CoCaBO's additive overlap kernel, where a category's effect is shared by
+every configuration: the fix's, and the wrong variable's (its best-scored change of the one wrong
+categorical, whatever the value). The second says whether a model has found which variable to
+change; ranking another sampler's runs under the same models separates what the model sees from
+what the sampler's search has gathered.
 
     mixbo-compare -p ackley5c -s mixbo gp --seeds 20 -n 100 -o a5c
-    python benchmarks/ackley5c_plateau.py a5c/runs.jsonl --rank mixbo
+    python benchmarks/ackley5c_plateau.py a5c/runs.jsonl --rank mixbo gp
 """
 
 from __future__ import annotations
@@ -76,9 +79,19 @@ def plateau_path(trials: list[dict]) -> dict | None:
     }
 
 
-def fix_ranks(runs: list[list[dict]]) -> dict[str, list[int]]:
-    """The fix's rank by log EI among the unseen single-category neighbours of the incumbent,
-    refitted on each run up to the trial that first reaches the plateau."""
+def neighbour_ranks(scores: np.ndarray, fix: int, wrong_moves: np.ndarray) -> tuple[int, int]:
+    """Ranks (1 = best) by ``scores`` of the neighbour ``fix`` and of the best-scored neighbour
+    among ``wrong_moves`` (a mask: those changing the wrong variable); ties rank best."""
+    return (
+        int((scores > scores[fix]).sum()) + 1,
+        int((scores > scores[wrong_moves].max()).sum()) + 1,
+    )
+
+
+def fix_ranks(runs: list[list[dict]]) -> dict[str, dict[str, list[int]]]:
+    """Per model, the fix's and the wrong variable's ranks by log EI among the unseen
+    single-category neighbours of the incumbent (:func:`neighbour_ranks`), refitted on each run up
+    to the trial that first reaches the plateau."""
     from common.acquisition import evaluate, log_expected_improvement
     from common.casmopolitan import CHOSEN_WARPINGS, casmopolitan_kernels
     from common.configset import ConfigSet
@@ -99,7 +112,9 @@ def fix_ranks(runs: list[list[dict]]) -> dict[str, list[int]]:
             X, y, partial(cocabo_kernel, cont, cat), warping="blend"
         )[0],
     }
-    ranks: dict[str, list[int]] = {name: [] for name in models}
+    ranks: dict[str, dict[str, list[int]]] = {
+        name: {"fix": [], "wrong variable": []} for name in models
+    }
     for trials in runs:
         path = plateau_path(trials)
         if path is None:
@@ -115,11 +130,15 @@ def fix_ranks(runs: list[list[dict]]) -> dict[str, list[int]]:
         neighbours = neighbours[~ConfigSet(space, X).contains(neighbours)]
         values = np.array([problem(c) for c in space.decode(neighbours)])
         fix = int(np.argmin(values))
+        wrong = cat[int(np.flatnonzero(X[best, cat] != OPTIMUM_CATEGORY)[0])]
+        wrong_moves = neighbours[:, wrong] != X[best, wrong]
         for name, fit in models.items():
             model = fit(X, y)
             acq = log_expected_improvement(model, float(model.train_targets[best]))
             scores = evaluate(acq, neighbours).reshape(-1)
-            ranks[name].append(int((scores > scores[fix]).sum()) + 1)
+            fix_rank, wrong_rank = neighbour_ranks(scores, fix, wrong_moves)
+            ranks[name]["fix"].append(fix_rank)
+            ranks[name]["wrong variable"].append(wrong_rank)
     return ranks
 
 
@@ -128,7 +147,9 @@ def main() -> None:
     parser.add_argument(
         "runs", nargs="+", help="mixbo-compare runs.jsonl files, each optionally PATH:SAMPLER,..."
     )
-    parser.add_argument("--rank", metavar="SAMPLER", help="refit this sampler's runs (slow)")
+    parser.add_argument(
+        "--rank", nargs="+", metavar="SAMPLER", default=[], help="refit these samplers' runs (slow)"
+    )
     args = parser.parse_args()
     runs = load_runs(args.runs)
     header = (
@@ -150,9 +171,13 @@ def main() -> None:
             f"| {sampler} | {len(sampler_runs)} | {len(paths)} | {len(fixed)} | {tries} | "
             f"{spread} |"
         )
-    if args.rank:
-        for name, ranks in fix_ranks(runs[args.rank]).items():
-            print(f"{name} model: the fix ranks {sorted(ranks)}, median {np.median(ranks):g}")
+    for sampler in args.rank:
+        for name, by_kind in fix_ranks(runs[sampler]).items():
+            for kind, ranks in by_kind.items():
+                print(
+                    f"{sampler}'s runs, {name} model: the {kind} ranks {sorted(ranks)}, "
+                    f"median {np.median(ranks):g}"
+                )
 
 
 if __name__ == "__main__":

@@ -659,6 +659,22 @@ def test_ackley5c_plateau_counts_float_only_trials_and_single_category_tries() -
     assert plateau_path(run[:7])["fixed"] is None
 
 
+def test_ackley5c_plateau_ranks_the_fix_and_the_best_change_of_the_wrong_variable() -> None:
+    """The fix (index 3) scores below two neighbours; the best change of the wrong variable
+    (indices 2-4) is index 2, below one; a tie ranks best."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from ackley5c_plateau import neighbour_ranks
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+    scores = np.array([-1.0, -5.0, -2.0, -3.0, -9.0])
+    wrong_moves = np.array([False, False, True, True, True])
+    assert neighbour_ranks(scores, 3, wrong_moves) == (3, 2)
+    assert neighbour_ranks(scores, 0, ~wrong_moves) == (1, 1)
+    assert neighbour_ranks(np.array([-2.0, -2.0, -4.0]), 1, np.array([False, True, True])) == (1, 1)
+
+
 def test_a_worker_process_runs_every_sampler_on_one_torch_and_one_blas_thread(
     fresh_process_with_two_blas_threads,
 ) -> None:
