@@ -246,3 +246,40 @@ def test_refits_continue_from_the_previous_fit_for_a_capped_number_of_iterations
         assert not strategy.trust_region_state(space, part).needs_centre
         strategy.suggest(space, part, 1, np.random.default_rng(n))
     assert fit_caps == [gp.FIT_MAXITER] * 2 + [gp.WARM_FIT_MAXITER] * 6
+
+
+def _portfolio_run(improves: dict[int, bool], n_trials: int = 100) -> list[int]:
+    """The models :func:`additive_turn` picks over a run where each model's suggestions improve on
+    the best (a new value 1 below it) or not (1 above the first value), as ``improves`` says."""
+    from common.casmopolitan import additive_turn
+
+    values, arms = list(np.linspace(10.0, 1.0, 10)), []
+    for _ in range(n_trials - 10):
+        arm = int(additive_turn(np.array(values), n_init=10))
+        arms.append(arm)
+        values.append(min(values) - 1.0 if improves[arm] else values[0] + 1.0)
+    return arms
+
+
+def test_the_additive_model_gets_every_other_turn_while_it_succeeds_as_often() -> None:
+    """UCB1 over the two models: both always improving, the turns alternate from the transformed
+    overlap model; the additive one never improving, it gets fewer and fewer (pulled only by
+    UCB's exploration term); only the additive one improving, it gets nearly all."""
+    both = _portfolio_run({0: True, 1: True})
+    assert both[:6] == [0, 1, 0, 1, 0, 1] and sum(both) == 45
+    losing = _portfolio_run({0: True, 1: False})
+    assert 3 <= sum(losing) <= 15 and sum(losing[45:]) < sum(losing[:45])
+    winning = _portfolio_run({0: False, 1: True})
+    assert sum(winning) >= 75
+
+
+def test_the_portfolio_replays_the_same_turns_from_the_values_alone() -> None:
+    """A worker that joins later, or a restored study, replays who made each suggestion from the
+    ordered values: asked in any order, the turns are those of a run asked in order."""
+    from common.casmopolitan import additive_turn
+
+    values = np.random.default_rng(0).normal(size=60)
+    in_order = [additive_turn(values[:n], 10) for n in range(10, 60)]
+    backwards = [additive_turn(values[:n], 10) for n in range(59, 9, -1)][::-1]
+    assert in_order == backwards and 15 <= sum(in_order) <= 35
+    assert in_order[0] is False  # the first model turn is the transformed overlap model's
