@@ -68,10 +68,6 @@ class CasmopolitanOptions(MethodOptions):
     (:func:`common.gp.blend_standardise`); ``"power"``, the power transform alone; or
     ``"evidence"``, the blend or the power transform, whichever fit has the higher evidence for
     the values themselves (:func:`common.kernel_choice.fit_choosing`), decided at every refit.
-    ``additive_turns``: on a space with categoricals, the suggestions :func:`additive_turn`
-    gives it (UCB1 over the two models, rewarded by the trust region's successes) maximise the
-    acquisition of CoCaBO's additive overlap model instead (:func:`additive_model`): a portfolio
-    of the two structures.
     """
 
     n_init: int = 10
@@ -83,7 +79,6 @@ class CasmopolitanOptions(MethodOptions):
     n_raw: int = 256
     refit_every: int = 2
     warping: str = "copula"
-    additive_turns: bool = False
 
     def __post_init__(self) -> None:
         check_integer("n_init", self.n_init, 0)
@@ -154,10 +149,7 @@ class Casmopolitan(Strategy):
             pick = self._restart_picker(space, X, y, state)
         else:
             kernels = casmopolitan_kernels(cont, cat)
-            if self.options.additive_turns and cat and additive_turn(y, self.options.n_init):
-                model = additive_model(self, space, X, history.values)
-            else:
-                model = self._model(space, X, history.values, kernels)
+            model = self._model(space, X, history.values, kernels)
             fit = constraint_fitter(self, self._fit_key(space), X, kernels[0])
             feasible = feasibility(history, model.train_targets.detach().numpy(), fit)
             pick = self._local_picker(space, model, X, state, feasible)
@@ -277,57 +269,6 @@ class Casmopolitan(Strategy):
         if self.options.acquisition == "ucb":
             return upper_confidence_bound(model, self.options.kappa)
         return log_expected_improvement(model, incumbent)
-
-
-def additive_turn(values: np.ndarray, n_init: int, threshold: float = 1e-3) -> bool:
-    """Whether the next suggestion is the additive model's: UCB1 (Auer et al. 2002) over the two
-    models, each suggestion after the initial design a pull of the model that made it, rewarded
-    1 where its value improved on the best so far by ``threshold·|best|`` (the trust region's
-    success). Replayed from the ordered values, so every worker agrees on who made each."""
-    pulls, wins = np.zeros(2), np.zeros(2)  # [transformed overlap, additive]
-    values = np.asarray(values, dtype=float)
-    start = max(1, int(n_init))
-
-    def choose() -> int:
-        if pulls.min() == 0:
-            return int(np.argmin(pulls))
-        index = wins / pulls + np.sqrt(2.0 * np.log(pulls.sum()) / pulls)
-        return int(index[1] > index[0])
-
-    if len(values) <= start - 1:
-        return False
-    best = float(values[:start].min())
-    for value in values[start:]:
-        arm = choose()
-        pulls[arm] += 1
-        wins[arm] += value < best - threshold * abs(best)
-        best = min(best, float(value))
-    return choose() == 1
-
-
-def additive_model(strategy: Strategy, space: MixedSpace, X: np.ndarray, values: np.ndarray):
-    """The GP of CoCaBO's kernel (Ru et al. 2020): its overlap kernel is additive over the
-    categoricals, so a category's effect is shared by every configuration that has it (a main
-    effect), where the transformed overlap kernel's product learns interactions and needs
-    configurations near each other to compare. Blend targets; refitted on every call (each
-    warm-started from the last).
-
-    On Ackley-5C's one-category-off plateau it ranks the change of the wrong categorical far
-    higher than the transformed overlap model does (``benchmarks/ackley5c_plateau.py``); its
-    turns in ``MixboSampler`` (:func:`additive_turn`) took the runs there that end within 0.05
-    from 4 of 20 to 9 (README, "A portfolio of two models"). Chosen by evidence instead, it was
-    kept where it fits best and lost Pest Control; every other turn, rather than UCB1's, lost
-    Pest Control within noise (its suggestions improved there a fifth as often).
-    """
-    from functools import partial
-
-    from common.gp import WARM_FIT_MAXITER
-    from common.kernels import cocabo_kernel
-    from common.strategy import fit_or_condition
-
-    make = partial(cocabo_kernel, list(space.cont_dims), list(space.cat_dims))
-    key = ("casmopolitan-additive", space)
-    return fit_or_condition(strategy, key, X, values, make, 1, WARM_FIT_MAXITER, warping="blend")
 
 
 def casmopolitan_kernels(cont_dims: Sequence[int], cat_dims: Sequence[int]) -> list[Callable]:

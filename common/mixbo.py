@@ -53,16 +53,6 @@ again 10 of 13 at 10 seeds (the same three losses: Ackley-5C 0.333 against 0.173
 10 local searches (a93e3df, :data:`LOCAL_SEARCHES`): 11 of 13 at 10 seeds (f15 7.00 against
 7.44 won; Ackley-5C 0.527 and NuSVR lost within noise), 7 of 7 further problems, 10 of 13 at 5
 seeds.
-
-With categoricals, a portfolio of two models (README, "A portfolio of two models"): the
-transformed overlap model's product learns how categories interact, CoCaBO's additive overlap
-model learns each category's own effect from every configuration that has it; UCB1 on the trust
-region's successes gives each its turns (:func:`common.casmopolitan.additive_turn`). Against
-a8194ff, seeds 0-9, the 20 problems: Ackley-5C 0.527 -> 0.178 (runs within 0.05: 5 of 10, and 9
-of 20 over seeds 0-19 against 4), Ackley-53 0.39 -> 0.15 (6 / 4), Pest Control 0.32 -> 0.41 (4 /
-6, p = 0.94), 46 runs better and 47 worse; still 18 of 20. Every other turn instead of UCB1's:
-Pest Control's additive suggestions improved a fifth as often as the product's, and it lost
-there within noise (3 / 7).
 """
 
 from __future__ import annotations
@@ -99,9 +89,5 @@ class MixboOptions(MethodOptions):
         from common.casmopolitan import CasmopolitanOptions
 
         return CasmopolitanOptions(
-            n_init=self.n_init,
-            warping="evidence",
-            n_starts=LOCAL_SEARCHES,
-            n_raw=RAW_SAMPLES,
-            additive_turns=True,
+            n_init=self.n_init, warping="evidence", n_starts=LOCAL_SEARCHES, n_raw=RAW_SAMPLES
         ).make(busy)

@@ -21,10 +21,7 @@ class MixboSampler(MixedBOSampler):
     evidence for the values: a blend that keeps both the ranks and the magnitudes of the values,
     or the magnitudes alone where the values are smooth (:class:`CasmopolitanSampler` keeps the
     paper's ranks), and its acquisition is maximised by 10 local searches rather than the
-    reference code's 3. Where there are categoricals, some suggestions come from CoCaBO's
-    additive overlap model instead, where a category's effect is shared by every configuration
-    that has it (a bandit gives each model turns as its suggestions succeed); the measurements
-    behind the rule are in :mod:`common.mixbo`.
+    reference code's 3; the measurements behind the rule are in :mod:`common.mixbo`.
 
     Example::
 

@@ -16,9 +16,7 @@ class MixboSearch(MixedBOSearch):
     CASMOPOLITAN on every space, the best of our three methods on the spaces measured, its GP
     fitted to warped values, the warping chosen at every refit by the evidence for the values (a
     blend of ranks and magnitudes, or the magnitudes alone where the values are smooth), its
-    acquisition maximised by 10 local searches rather than the reference code's 3, and where
-    there are categoricals some suggestions taken from CoCaBO's additive overlap model (a bandit
-    gives each model turns as its suggestions succeed).
+    acquisition maximised by 10 local searches rather than the reference code's 3.
 
     Example::
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import optuna
 import pytest
 
@@ -40,11 +39,7 @@ def test_mixbo_runs_casmopolitan_with_the_warping_of_higher_evidence_on_every_ki
 
     ours = _trials(MixboSampler(seed=2, n_startup_trials=4), objective)
     evidence = CasmopolitanOptions(
-        n_init=4,
-        warping="evidence",
-        n_starts=LOCAL_SEARCHES,
-        n_raw=RAW_SAMPLES,
-        additive_turns=True,
+        n_init=4, warping="evidence", n_starts=LOCAL_SEARCHES, n_raw=RAW_SAMPLES
     )
     assert ours == _trials(MixedBOSampler(evidence, seed=2, n_startup_trials=4), objective)
     # the warping is what differs from the paper's CASMOPOLITAN (copula ranks); on 12 binary
@@ -63,11 +58,7 @@ def test_mixbo_is_not_the_blend_alone_where_the_evidence_picks_magnitudes() -> N
     from optuna_plugins._base import MixedBOSampler
 
     blend = CasmopolitanOptions(
-        n_init=4,
-        warping="blend",
-        n_starts=LOCAL_SEARCHES,
-        n_raw=RAW_SAMPLES,
-        additive_turns=True,
+        n_init=4, warping="blend", n_starts=LOCAL_SEARCHES, n_raw=RAW_SAMPLES
     )
     ours = _trials(MixboSampler(seed=2, n_startup_trials=4), _mixed)
     assert ours != _trials(MixedBOSampler(blend, seed=2, n_startup_trials=4), _mixed)
@@ -83,47 +74,8 @@ def test_mixbo_maximises_its_acquisition_from_more_starts_than_casmopolitans_def
 
     options = MixboOptions(n_init=4).make(BusyPolicy()).options
     assert (options.n_starts, options.n_raw) == (LOCAL_SEARCHES, RAW_SAMPLES) == (10, 1024)
-    defaults = CasmopolitanOptions(n_init=4, warping="evidence", additive_turns=True)
+    defaults = CasmopolitanOptions(n_init=4, warping="evidence")
     ours = _trials(MixboSampler(seed=2, n_startup_trials=4), _mixed)
     assert ours != _trials(MixedBOSampler(defaults, seed=2, n_startup_trials=4), _mixed)
     with pytest.raises(ValueError, match="n_raw"):
         CasmopolitanOptions(n_raw=0)
-
-
-@pytest.mark.parametrize("objective", [_numeric, _mixed, _binary])
-def test_mixbo_takes_the_additive_models_turns_where_there_are_categoricals(
-    objective, monkeypatch
-) -> None:
-    """Where there are categoricals, MixboSampler maximises the acquisition of CoCaBO's additive
-    model on the turns :func:`common.casmopolitan.additive_turn` gives it (the second model turn
-    first, then UCB1's), CASMOPOLITAN's transformed overlap model on the others: the path then
-    differs from the transformed overlap model's alone; on integers and floats only it is that
-    path."""
-    import common.casmopolitan as casmopolitan
-    from common.casmopolitan import CasmopolitanOptions, additive_turn
-    from common.mixbo import LOCAL_SEARCHES, RAW_SAMPLES
-    from optuna_plugins._base import MixedBOSampler
-
-    lengths: list[int] = []
-    additive = casmopolitan.additive_model
-
-    def recorded(strategy, space, X, values):
-        lengths.append(len(X))
-        model = additive(strategy, space, X, values)
-        assert type(model.covar_module.base_kernel).__name__ in ("MixtureKernel", "OverlapKernel")
-        return model
-
-    monkeypatch.setattr(casmopolitan, "additive_model", recorded)
-    study = optuna.create_study(sampler=MixboSampler(seed=2, n_startup_trials=4))
-    study.optimize(objective, n_trials=12)
-    values = np.array([t.value for t in study.trials])
-    product_only = CasmopolitanOptions(
-        n_init=4, warping="evidence", n_starts=LOCAL_SEARCHES, n_raw=RAW_SAMPLES
-    )
-    theirs = _trials(MixedBOSampler(product_only, seed=2, n_startup_trials=4), objective)
-    ours = [t.params for t in study.trials]
-    if objective is _numeric:
-        assert lengths == [] and ours == theirs
-    else:
-        assert lengths == [n for n in range(4, 12) if additive_turn(values[:n], 4)]
-        assert lengths[0] == 5 and ours != theirs
