@@ -88,7 +88,7 @@ def neighbour_ranks(scores: np.ndarray, fix: int, wrong_moves: np.ndarray) -> tu
     )
 
 
-def fix_ranks(runs: list[list[dict]]) -> dict[str, dict[str, list[int]]]:
+def plateau_ranks(runs: list[list[dict]]) -> dict[str, dict[str, list[int]]]:
     """Per model, the fix's and the wrong variable's ranks by log EI among the unseen
     single-category neighbours of the incumbent (:func:`neighbour_ranks`), refitted on each run up
     to the trial that first reaches the plateau."""
@@ -172,7 +172,7 @@ def main() -> None:
             f"{spread} |"
         )
     for sampler in args.rank:
-        for name, by_kind in fix_ranks(runs[sampler]).items():
+        for name, by_kind in plateau_ranks(runs[sampler]).items():
             for kind, ranks in by_kind.items():
                 print(
                     f"{sampler}'s runs, {name} model: the {kind} ranks {sorted(ranks)}, "

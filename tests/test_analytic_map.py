@@ -82,8 +82,8 @@ def test_a_fit_reaches_the_optimum_of_the_autograd_fit() -> None:
 def test_a_fit_returns_the_objective_at_the_parameters_it_leaves(path: str, maxiter: int) -> None:
     """The loss ``minimise`` returns (which a choice among fits compares) is the objective a new
     evaluation finds at the fitted parameters, stopped early or converged, on either path (to
-    rounding: on the autograd path the returned loss was computed with gradients, whose kernels
-    sum in another order on one thread, ``OMP_NUM_THREADS=1``, and differ in the last bit)."""
+    rounding: on the autograd path the returned loss, computed with gradients, differed from a
+    new evaluation in the last bit under ``OMP_NUM_THREADS=1``)."""
     X, y = _data(50, 2)
     model = build_gp(X, y, KERNELS["casmopolitan-code"])
     objective = MAPObjective(model)

@@ -629,15 +629,21 @@ def test_merged_runs_rebuild_one_report_and_refuse_a_run_counted_twice(tmp_path:
         merge(tmp_path / "twice", [ours, ours], ["", ""])
 
 
+def _plateau_script():
+    """``benchmarks/ackley5c_plateau.py`` as a module (benchmarks are scripts, not a package)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import ackley5c_plateau
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    return ackley5c_plateau
+
+
 def test_ackley5c_plateau_counts_float_only_trials_and_single_category_tries() -> None:
     """``benchmarks/ackley5c_plateau.py``: a run reaches one wrong category at its second trial,
     then keeps the incumbent's categories once, tries two single-category changes (one of them
     twice, with another float) and a two-category change, and fixes the wrong one last."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from ackley5c_plateau import plateau_path
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    plateau_path = _plateau_script().plateau_path
 
     def trial(h: list[int], x: float, value: float) -> dict[str, str]:
         params = {f"h{i + 1}": v for i, v in enumerate(h)} | {"x1": x}
@@ -662,11 +668,7 @@ def test_ackley5c_plateau_counts_float_only_trials_and_single_category_tries() -
 def test_ackley5c_plateau_ranks_the_fix_and_the_best_change_of_the_wrong_variable() -> None:
     """The fix (index 3) scores below two neighbours; the best change of the wrong variable
     (indices 2-4) is index 2, below one; a tie ranks best."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from ackley5c_plateau import neighbour_ranks
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    neighbour_ranks = _plateau_script().neighbour_ranks
 
     scores = np.array([-1.0, -5.0, -2.0, -3.0, -9.0])
     wrong_moves = np.array([False, False, True, True, True])
