@@ -4,8 +4,9 @@ Ackley-5C's optimum is category 8 of 0–16 in each of its five categoricals and
 Runs on it split between that optimum and configurations with one category wrong; this reads
 ``mixbo-compare`` runs (its ``runs.jsonl``) and prints, per sampler: how many runs reach a
 configuration with exactly one category wrong, how many then reach the optimum's categories by the
-end of the run, the single-category tries before the fix, and the trials spent keeping the
-incumbent's categories (moving only the float) in between.
+end of the run, the single-category tries before the fix, the trials spent keeping the
+incumbent's categories (moving only the float) in between, and how many of its single-category
+trials changed the wrong variable and how many a right one.
 
 With ``--rank SAMPLER ...``, each of those samplers' runs is refitted up to the trial that first
 reaches the plateau (where that is its best so far), and two ranks among the incumbent's unseen
@@ -52,8 +53,10 @@ def load_runs(specs: list[str]) -> dict[str, list[list[dict]]]:
 
 
 def plateau_path(trials: list[dict]) -> dict | None:
-    """Where a run first has one category wrong and what it does until its categories are right;
-    ``None`` if it never has exactly one wrong."""
+    """Where a run first has one category wrong and what it does until its categories are right:
+    trials keeping the incumbent's categories, distinct single-category tries, and single-category
+    trials that change the incumbent's wrong variable or one of its right ones; ``None`` if it
+    never has exactly one wrong."""
     params = [json.loads(t["params"]) for t in trials]
     values = np.array([float(t["value"]) for t in trials])
     H = np.array([[p[name] for name in CATEGORICALS] for p in params])
@@ -64,18 +67,21 @@ def plateau_path(trials: list[dict]) -> dict | None:
     start = int(first[0])
     fixed = [int(t) for t in np.flatnonzero(wrong == 0) if t > start]
     end = fixed[0] if fixed else len(trials)
-    float_only, tries = 0, set()
+    float_only, tries, by_variable = 0, set(), {"wrong": 0, "right": 0}
     for t in range(start + 1, end):
         incumbent = H[int(np.argmin(values[:t]))]
-        changed = int((H[t] != incumbent).sum())
-        float_only += changed == 0
-        if changed == 1:
+        changed = H[t] != incumbent
+        float_only += not changed.any()
+        if changed.sum() == 1:
             tries.add(tuple(H[t]))
+            by_variable["right" if incumbent[changed][0] == OPTIMUM_CATEGORY else "wrong"] += 1
     return {
         "start": start,
         "fixed": fixed[0] if fixed else None,
         "float_only": float_only,
         "tries": len(tries),
+        "wrong_variable": by_variable["wrong"],
+        "right_variable": by_variable["right"],
     }
 
 
@@ -152,11 +158,11 @@ def main() -> None:
     )
     args = parser.parse_args()
     runs = load_runs(args.runs)
-    header = (
-        "| sampler | runs | reach the plateau | fix it | tries before the fix | float-only trials |"
+    print(
+        "| sampler | runs | reach the plateau | fix it | tries before the fix | float-only trials "
+        "| single-category trials, wrong variable / right ones (median) |"
     )
-    print(header)
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for sampler, sampler_runs in sorted(runs.items()):
         paths = [p for p in map(plateau_path, sampler_runs) if p is not None]
         fixed = [p for p in paths if p["fixed"] is not None]
@@ -167,9 +173,15 @@ def main() -> None:
             if paths
             else "–"
         )
+        per_variable = (
+            f"{np.median([p['wrong_variable'] for p in paths]):g} / "
+            f"{np.median([p['right_variable'] for p in paths]):g}"
+            if paths
+            else "–"
+        )
         print(
             f"| {sampler} | {len(sampler_runs)} | {len(paths)} | {len(fixed)} | {tries} | "
-            f"{spread} |"
+            f"{spread} | {per_variable} |"
         )
     for sampler in args.rank:
         for name, by_kind in plateau_ranks(runs[sampler]).items():

@@ -641,8 +641,9 @@ def _plateau_script():
 
 def test_ackley5c_plateau_counts_float_only_trials_and_single_category_tries() -> None:
     """``benchmarks/ackley5c_plateau.py``: a run reaches one wrong category at its second trial,
-    then keeps the incumbent's categories once, tries two single-category changes (one of them
-    twice, with another float) and a two-category change, and fixes the wrong one last."""
+    then keeps the incumbent's categories once, tries two single-category changes (of a right
+    variable twice, with another float; of the wrong one once) and a two-category change, and
+    fixes the wrong one last."""
     plateau_path = _plateau_script().plateau_path
 
     def trial(h: list[int], x: float, value: float) -> dict[str, str]:
@@ -660,7 +661,14 @@ def test_ackley5c_plateau_counts_float_only_trials_and_single_category_tries() -
         trial([8, 8, 8, 8, 8], 0.1, 0.1),  # fixed
         trial([8, 8, 8, 8, 8], 0.0, 0.0),
     ]
-    assert plateau_path(run) == {"start": 1, "fixed": 7, "float_only": 1, "tries": 2}
+    assert plateau_path(run) == {
+        "start": 1,
+        "fixed": 7,
+        "float_only": 1,
+        "tries": 2,
+        "wrong_variable": 1,
+        "right_variable": 2,
+    }
     assert plateau_path(run[:1]) is None
     assert plateau_path(run[:7])["fixed"] is None
 
