@@ -68,6 +68,9 @@ class CasmopolitanOptions(MethodOptions):
     (:func:`common.gp.blend_standardise`); ``"power"``, the power transform alone; or
     ``"evidence"``, the blend or the power transform, whichever fit has the higher evidence for
     the values themselves (:func:`common.kernel_choice.fit_choosing`), decided at every refit.
+    ``second_opinion`` (with ``acquisition="ei"``): on a space with a categorical of three or
+    more values, the suggestion is the candidate of the local search that CoCaBO's additive model
+    also expects to improve (:mod:`common.second_opinion`).
     """
 
     n_init: int = 10
@@ -79,6 +82,7 @@ class CasmopolitanOptions(MethodOptions):
     n_raw: int = 256
     refit_every: int = 2
     warping: str = "copula"
+    second_opinion: bool = False
 
     def __post_init__(self) -> None:
         check_integer("n_init", self.n_init, 0)
@@ -152,7 +156,8 @@ class Casmopolitan(Strategy):
             model = self._model(space, X, history.values, kernels)
             fit = constraint_fitter(self, self._fit_key(space), X, kernels[0])
             feasible = feasibility(history, model.train_targets.detach().numpy(), fit)
-            pick = self._local_picker(space, model, X, state, feasible)
+            second = self._second_model(space, X, history.values)
+            pick = self._local_picker(space, model, X, state, feasible, second)
         return space.decode(select_sequentially(pick, n, seen, busy, space, rng))
 
     def _fit_key(self, space: MixedSpace) -> tuple:
@@ -186,6 +191,21 @@ class Casmopolitan(Strategy):
             lambda rows: fit_choosing(X[rows], y[rows], kernels, None, FIT_MAXITER, warpings),
         )
 
+    def _second_model(self, space: MixedSpace, X: np.ndarray, values: np.ndarray):
+        """CoCaBO's additive model where the options and the space call for a second opinion
+        (:mod:`common.second_opinion`), else ``None``; a failed fit gives ``None`` too."""
+        from common.second_opinion import additive_model, applies
+
+        if not (self.options.second_opinion and self.options.acquisition == "ei"):
+            return None
+        if not applies(space):
+            return None
+        try:
+            return additive_model(self, space, X, values, self.options.refit_every)
+        except Exception as err:  # the product model alone still suggests
+            warn(f"The additive model's fit failed ({err}); no second opinion.", cause="additive")
+            return None
+
     # ------------------------------------------------------------------ the two kinds of point
     def _restart_picker(self, space, X, y, state) -> Callable:
         from common.restart_centre import choose_restart_centre
@@ -204,8 +224,10 @@ class Casmopolitan(Strategy):
 
         return pick
 
-    def _local_picker(self, space, model, X, state, feasible=None) -> Callable:
-        from common.local_search import maximize_in_region, sample_in_region
+    def _local_picker(self, space, model, X, state, feasible=None, second=None) -> Callable:
+        """The best row of the trust region by the acquisition, or, with a ``second`` model,
+        by both (:func:`common.second_opinion.best_by_both`)."""
+        from common.local_search import local_optima, sample_in_region
         from common.trust_region import region_of
 
         centre = X[state.best_index]
@@ -219,6 +241,13 @@ class Casmopolitan(Strategy):
             reach=(below[0], above[0]),
         )
         incumbent = float(model.train_targets[state.best_index])  # the centre's observed value
+        second_acqf = None
+        if second is not None:
+            from common.acquisition import CanonicalInputs, log_expected_improvement
+
+            second_acqf = log_expected_improvement(second, second.train_targets[state.best_index])
+            if canonical_inputs(space) is not None:
+                second_acqf = CanonicalInputs(second_acqf, *canonical_inputs(space))
 
         def pick(seen, busy, rng):
             try:
@@ -234,7 +263,7 @@ class Casmopolitan(Strategy):
                     canonical=canonical_inputs(space),
                     feasibility=feasible,
                 )
-                found = maximize_in_region(
+                ends, values = local_optima(
                     acqf,
                     space,
                     region,
@@ -243,13 +272,18 @@ class Casmopolitan(Strategy):
                     n_starts=self.options.n_starts,
                     n_raw=self.options.n_raw,
                 )
+                found = ends[int(np.argmax(values))] if np.isfinite(values).any() else None
+                if found is not None and second_acqf is not None:
+                    ends = ends[np.isfinite(values)]
+                    chosen = both_choose(acqf, second_acqf, ends, space, region, seen, rng)
+                    found = found if chosen is None else chosen
             except Exception as err:  # numerical trouble: a random point of the region
                 warn(
                     f"Local search failed ({err}); sampling the trust region.", cause="local search"
                 )
                 found = None
             if found is not None:
-                return found[0]
+                return found
             rows = sample_in_region(space, region, 64, rng)
             fresh = rows[~seen.contains(rows)]
             return fresh[0] if len(fresh) else space.sample(1, rng)[0]
@@ -269,6 +303,22 @@ class Casmopolitan(Strategy):
         if self.options.acquisition == "ucb":
             return upper_confidence_bound(model, self.options.kappa)
         return log_expected_improvement(model, incumbent)
+
+
+def both_choose(acqf, second_acqf, ends, space, region, seen, rng) -> np.ndarray | None:
+    """Among the local searches' ``ends`` and the region centre's unseen single-category
+    neighbours inside the region, the row both models expect to improve
+    (:func:`common.second_opinion.best_by_both`); ``None`` where that fails."""
+    from common.local_search import MAX_NEIGHBOURS, hamming_neighbours
+    from common.second_opinion import best_by_both
+
+    neighbours = hamming_neighbours(region.centre[None], space, rng, MAX_NEIGHBOURS)[0]
+    neighbours = neighbours[region.contains(neighbours) & ~seen.contains(neighbours)]
+    try:
+        return best_by_both(acqf, second_acqf, np.vstack([ends, neighbours]))
+    except Exception as err:  # the product model's choice stands
+        warn(f"The second opinion failed ({err}); using the acquisition's best.", cause="both")
+        return None
 
 
 def casmopolitan_kernels(cont_dims: Sequence[int], cat_dims: Sequence[int]) -> list[Callable]:

@@ -187,7 +187,7 @@ def _polish(acqf, space, region, x, value, seen, rng):
 
 
 # ---------------------------------------------------------------------- the optimiser
-def maximize_in_region(
+def local_optima(
     acqf,
     space: MixedSpace,
     region: Region,
@@ -200,14 +200,14 @@ def maximize_in_region(
     grad_steps: int = 5,
     lr: float = 0.1,
     max_neighbours: int = MAX_NEIGHBOURS,
-) -> tuple[np.ndarray, float] | None:
-    """The best row of ``region`` not in ``seen`` found by CASMOPOLITAN's local search.
+) -> tuple[np.ndarray, np.ndarray]:
+    """Where CASMOPOLITAN's local search ends from each start, and the acquisition there.
 
     Starts: the centre and the best ``n_starts − 1`` of ``n_raw`` random rows of the region (one
     batched call). Then rounds of categorical moves (Hamming-1, steepest ascent) and, on mixed
     spaces, continuous moves, until no start improves or ``max_rounds``; finally the best row's
-    continuous values are polished by L-BFGS-B. Returns ``None`` when every row the search met is
-    already in ``seen`` (a tiny, exhausted region).
+    continuous values are polished by L-BFGS-B. A row's value is ``-inf`` where every row its
+    search met is already in ``seen`` (a tiny, exhausted region).
     """
     has_cat = bool(region.cat_dims) and region.hamming > 0
     has_cont = bool(region.cont_dims)
@@ -228,12 +228,23 @@ def maximize_in_region(
         if not moved.any():
             break
     best = int(np.argmax(vals))
-    if not np.isfinite(vals[best]):
-        return None
-    x, value = X[best].copy(), float(vals[best])
-    if has_cont:
+    if has_cont and np.isfinite(vals[best]):
         try:
-            x, value = _polish(acqf, space, region, x, value, seen, rng)
+            x, value = _polish(acqf, space, region, X[best].copy(), vals[best], seen, rng)
+            X[best], vals[best] = x, value
         except Exception as err:  # the unpolished point is still a good one
             warn(f"Continuous polish failed ({err}); using the local-search point.", cause="polish")
-    return x, value
+    return X, vals
+
+
+def maximize_in_region(
+    acqf, space: MixedSpace, region: Region, seen: ConfigSet, rng: np.random.Generator, **options
+) -> tuple[np.ndarray, float] | None:
+    """The best row of ``region`` not in ``seen`` found by CASMOPOLITAN's local search
+    (:func:`local_optima`, which takes the same ``options``); ``None`` when every row the search
+    met is already in ``seen``."""
+    X, vals = local_optima(acqf, space, region, seen, rng, **options)
+    best = int(np.argmax(vals))
+    if not np.isfinite(vals[best]):
+        return None
+    return X[best].copy(), float(vals[best])

@@ -89,5 +89,9 @@ class MixboOptions(MethodOptions):
         from common.casmopolitan import CasmopolitanOptions
 
         return CasmopolitanOptions(
-            n_init=self.n_init, warping="evidence", n_starts=LOCAL_SEARCHES, n_raw=RAW_SAMPLES
+            n_init=self.n_init,
+            warping="evidence",
+            n_starts=LOCAL_SEARCHES,
+            n_raw=RAW_SAMPLES,
+            second_opinion=True,
         ).make(busy)

@@ -138,7 +138,7 @@ def test_local_search_failure_degrades_with_a_warning(monkeypatch) -> None:
     def boom(*args, **kwargs):
         raise RuntimeError("numerical trouble")
 
-    monkeypatch.setattr(common.local_search, "maximize_in_region", boom)
+    monkeypatch.setattr(common.local_search, "local_optima", boom)
     space = _cat_space()
     history = _history(space, _cat_objective, 20, 5)
     strategy = Casmopolitan()
@@ -217,11 +217,11 @@ def test_expected_improvement_is_over_the_centres_observed_value(monkeypatch) ->
 
     seen = []
 
-    def capture(acqf, *args, **kwargs):
+    def capture(acqf, space, *args, **kwargs):
         seen.append(acqf)
-        return None
+        return np.zeros((1, space.dim)), np.array([-np.inf])  # nothing found: a random row
 
-    monkeypatch.setattr(common.local_search, "maximize_in_region", capture)
+    monkeypatch.setattr(common.local_search, "local_optima", capture)
     space = _mixed_space()
     history = _history(space, _mixed_objective, 20, 3)
     strategy = Casmopolitan()

@@ -16,6 +16,7 @@ from common.gp import fit_gp
 from common.kernels import casmopolitan_kernel
 from common.local_search import (
     hamming_neighbours,
+    local_optima,
     maximize_in_region,
     sample_in_region,
     snap_into_region,
@@ -216,3 +217,23 @@ def test_never_returns_a_seen_row_of_a_crowded_region() -> None:
     seen = ConfigSet(space, np.vstack([X, ball[:-1]]))  # the whole radius-1 ball but one neighbour
     x, _ = maximize_in_region(acqf, space, region, seen, np.random.default_rng(0))
     assert np.array_equal(x, ball[-1])
+
+
+def test_local_optima_end_one_search_per_start_and_the_best_is_maximize_in_regions() -> None:
+    """Ten starts give ten ends, each inside the region, unseen and valued by the acquisition;
+    the best end is what ``maximize_in_region`` returns from the same random state."""
+    space = _mixed_space()
+    X, y, acqf = _fitted_acqf(space, 40, 1)
+    centre = X[int(np.argmin(y))]
+    lo, hi = box_bounds(centre[list(space.cont_dims)], 0.3, np.array([0.2, 1.0, 3.0]))
+    region = Region(centre, space.cat_dims, space.cont_dims, 2, lo, hi)
+    seen = ConfigSet(space, X)
+    ends, values = local_optima(acqf, space, region, seen, np.random.default_rng(2), n_starts=10)
+    assert ends.shape == (10, space.dim) and np.isfinite(values).all()
+    assert region.contains(ends).all() and not seen.contains(ends).any()
+    actual = acqf.inner(torch.as_tensor(ends)[:, None, :]).detach().numpy().reshape(-1)
+    assert values == pytest.approx(actual, rel=1e-9, abs=1e-9)
+    x, value = maximize_in_region(
+        acqf, space, region, seen, np.random.default_rng(2), n_starts=10
+    )
+    assert np.array_equal(x, ends[int(np.argmax(values))]) and value == values.max()

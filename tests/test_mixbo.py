@@ -39,7 +39,11 @@ def test_mixbo_runs_casmopolitan_with_the_warping_of_higher_evidence_on_every_ki
 
     ours = _trials(MixboSampler(seed=2, n_startup_trials=4), objective)
     evidence = CasmopolitanOptions(
-        n_init=4, warping="evidence", n_starts=LOCAL_SEARCHES, n_raw=RAW_SAMPLES
+        n_init=4,
+        warping="evidence",
+        n_starts=LOCAL_SEARCHES,
+        n_raw=RAW_SAMPLES,
+        second_opinion=True,
     )
     assert ours == _trials(MixedBOSampler(evidence, seed=2, n_startup_trials=4), objective)
     # the warping is what differs from the paper's CASMOPOLITAN (copula ranks); on 12 binary
@@ -58,7 +62,11 @@ def test_mixbo_is_not_the_blend_alone_where_the_evidence_picks_magnitudes() -> N
     from optuna_plugins._base import MixedBOSampler
 
     blend = CasmopolitanOptions(
-        n_init=4, warping="blend", n_starts=LOCAL_SEARCHES, n_raw=RAW_SAMPLES
+        n_init=4,
+        warping="blend",
+        n_starts=LOCAL_SEARCHES,
+        n_raw=RAW_SAMPLES,
+        second_opinion=True,
     )
     ours = _trials(MixboSampler(seed=2, n_startup_trials=4), _mixed)
     assert ours != _trials(MixedBOSampler(blend, seed=2, n_startup_trials=4), _mixed)
