@@ -233,7 +233,5 @@ def test_local_optima_end_one_search_per_start_and_the_best_is_maximize_in_regio
     assert region.contains(ends).all() and not seen.contains(ends).any()
     actual = acqf.inner(torch.as_tensor(ends)[:, None, :]).detach().numpy().reshape(-1)
     assert values == pytest.approx(actual, rel=1e-9, abs=1e-9)
-    x, value = maximize_in_region(
-        acqf, space, region, seen, np.random.default_rng(2), n_starts=10
-    )
+    x, value = maximize_in_region(acqf, space, region, seen, np.random.default_rng(2), n_starts=10)
     assert np.array_equal(x, ends[int(np.argmax(values))]) and value == values.max()
