@@ -68,9 +68,9 @@ class CasmopolitanOptions(MethodOptions):
     (:func:`common.gp.blend_standardise`); ``"power"``, the power transform alone; or
     ``"evidence"``, the blend or the power transform, whichever fit has the higher evidence for
     the values themselves (:func:`common.kernel_choice.fit_choosing`), decided at every refit.
-    ``second_opinion`` (with ``acquisition="ei"``): on a space with a categorical of three or
-    more values, the suggestion is the candidate of the local search that CoCaBO's additive model
-    also expects to improve (:mod:`common.second_opinion`).
+    ``second_opinion`` (with ``acquisition="ei"``): on a space with numeric parameters and a
+    categorical of three or more values, the suggestion is the candidate of the local search that
+    CoCaBO's additive model also expects to improve (:mod:`common.second_opinion`).
     """
 
     n_init: int = 10

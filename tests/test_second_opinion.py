@@ -33,10 +33,11 @@ def _history(space, n: int, seed: int) -> History:
     return History.from_lists(configs, [_objective(c) for c in configs])
 
 
-def test_it_applies_where_a_categorical_has_three_values_or_more() -> None:
+def test_it_applies_where_a_categorical_has_three_values_or_more_beside_numbers() -> None:
     assert applies(_space(3)) and applies(MixedSpace([Categorical("a", (0, 1)), *_space(5).params]))
     assert not applies(_space(2))  # a binary change has one alternative: nothing to rank
     assert not applies(MixedSpace([Float("x", 0.0, 1.0)]))
+    assert not applies(MixedSpace([Categorical(f"h{i}", tuple(range(5))) for i in range(4)]))
 
 
 def test_the_row_both_expect_to_improve_is_neither_ones_best() -> None:
