@@ -3,9 +3,9 @@
 The rule, from the measurements (closing notes of the issue tracker; 2-core machine, median final
 regret at 100 trials, ``mixbo-compare``): **CASMOPOLITAN on every space, its targets warped by the
 blend or the power transform, whichever fit has the higher evidence for the values** (chosen at
-every refit: :func:`common.kernel_choice.fit_choosing`), **and, where a categorical has three or
-more values, CoCaBO's additive model as a second opinion on its candidates**
-(:mod:`common.second_opinion`).
+every refit: :func:`common.kernel_choice.fit_choosing`), **and, where a categorical of three or
+more values meets numeric parameters, CoCaBO's additive model as a second opinion on its
+candidates** (:mod:`common.second_opinion`).
 
 CASMOPOLITAN: at 5 seeds (3344bec) it had the best median of our three methods on 11 of the 13
 public problems with mixed or categorical parameters, and on 3 of the 4 spaces of integers and
@@ -56,13 +56,15 @@ again 10 of 13 at 10 seeds (the same three losses: Ackley-5C 0.333 against 0.173
 7.44 won; Ackley-5C 0.527 and NuSVR lost within noise), 7 of 7 further problems, 10 of 13 at 5
 seeds.
 
-With the additive model's second opinion (0c24813): Ackley-5C's runs ending within 0.05 of the
-optimum 28 of seeds 0-39 against 11 (GPSampler 18), median 0.012 against 0.333 (32 seeds better,
-8 worse); over seeds 0-19 of the 13 public problems 47 runs better and 47 worse, Ackley-5C the
-only change beyond noise (Func3C 3.3e-5 -> 7.7e-5, 7 / 13, p = 0.90); spaces whose categoricals
-are all binary or absent unchanged. 11 of 13 at 5, 10 and 20 seeds (NuSVR lost within noise at
-each; f10 at 5, Ackley-5C by 2e-4 at 10, f15 at 20), 7 of 7 further problems. Its warm ask at
-100 trials of the mixed space costs 0.62x GPSampler's (0.50x before).
+With the additive model's second opinion (0c24813; not on categoricals alone since f43cb41,
+where it cost Pest Control's optimum at 150 trials, 10 of 10 seeds -> 4): Ackley-5C's runs ending
+within 0.05 of the optimum 28 of seeds 0-39 against 11 (GPSampler 18), median 0.012 against 0.333
+(32 seeds better, 8 worse); over seeds 0-19 of the 13 public problems 41 runs better and 39
+worse, Ackley-5C the only change beyond noise (Func3C 3.3e-5 -> 7.7e-5, 7 / 13, p = 0.90); spaces
+whose categoricals are all binary, or without numeric parameters, unchanged. 11 of 13 at 5, 10
+and 20 seeds (NuSVR lost within noise at each; f10 at 5, Ackley-5C by 2e-4 at 10, f15 at 20), 7
+of 7 further problems. Its warm ask at 100 trials of the mixed space costs 0.62x GPSampler's
+(0.50x before).
 """
 
 from __future__ import annotations
