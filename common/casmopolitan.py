@@ -227,7 +227,7 @@ class Casmopolitan(Strategy):
     def _local_picker(self, space, model, X, state, feasible=None, second=None) -> Callable:
         """The best row of the trust region by the acquisition, or, with a ``second`` model,
         by both (:func:`common.second_opinion.best_by_both`)."""
-        from common.local_search import local_optima, sample_in_region
+        from common.local_search import best_end, local_optima, sample_in_region
         from common.trust_region import region_of
 
         centre = X[state.best_index]
@@ -241,13 +241,14 @@ class Casmopolitan(Strategy):
             reach=(below[0], above[0]),
         )
         incumbent = float(model.train_targets[state.best_index])  # the centre's observed value
+        canonical = canonical_inputs(space)
         second_acqf = None
         if second is not None:
             from common.acquisition import CanonicalInputs, log_expected_improvement
 
             second_acqf = log_expected_improvement(second, second.train_targets[state.best_index])
-            if canonical_inputs(space) is not None:
-                second_acqf = CanonicalInputs(second_acqf, *canonical_inputs(space))
+            if canonical is not None:
+                second_acqf = CanonicalInputs(second_acqf, *canonical)
 
         def pick(seen, busy, rng):
             try:
@@ -260,7 +261,7 @@ class Casmopolitan(Strategy):
                     space.n_choices,
                     rng,
                     log_base=self.options.acquisition == "ei",
-                    canonical=canonical_inputs(space),
+                    canonical=canonical,
                     feasibility=feasible,
                 )
                 ends, values = local_optima(
@@ -272,7 +273,8 @@ class Casmopolitan(Strategy):
                     n_starts=self.options.n_starts,
                     n_raw=self.options.n_raw,
                 )
-                found = ends[int(np.argmax(values))] if np.isfinite(values).any() else None
+                best = best_end(values)
+                found = None if best is None else ends[best]
                 if found is not None and second_acqf is not None:
                     ends = ends[np.isfinite(values)]
                     chosen = both_choose(acqf, second_acqf, ends, space, region, seen, rng)

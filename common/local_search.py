@@ -244,7 +244,11 @@ def maximize_in_region(
     (:func:`local_optima`, which takes the same ``options``); ``None`` when every row the search
     met is already in ``seen``."""
     X, vals = local_optima(acqf, space, region, seen, rng, **options)
-    best = int(np.argmax(vals))
-    if not np.isfinite(vals[best]):
-        return None
-    return X[best].copy(), float(vals[best])
+    best = best_end(vals)
+    return None if best is None else (X[best].copy(), float(vals[best]))
+
+
+def best_end(values: np.ndarray) -> int | None:
+    """The index of the highest of :func:`local_optima`'s values, ``None`` if none is finite."""
+    best = int(np.argmax(values))
+    return best if np.isfinite(values[best]) else None

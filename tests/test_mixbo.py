@@ -29,22 +29,28 @@ def _trials(sampler, objective) -> list[dict]:
     return [t.params for t in study.trials]
 
 
-@pytest.mark.parametrize("objective", [_numeric, _mixed, _binary])
-def test_mixbo_runs_casmopolitan_with_the_warping_of_higher_evidence_on_every_kind_of_space(
-    objective,
-) -> None:
+def _the_rule(warping: str):
+    """The CASMOPOLITAN options MixboSampler's rule names (common.mixbo), with ``warping``."""
     from common.casmopolitan import CasmopolitanOptions
     from common.mixbo import LOCAL_SEARCHES, RAW_SAMPLES
-    from optuna_plugins._base import MixedBOSampler
 
-    ours = _trials(MixboSampler(seed=2, n_startup_trials=4), objective)
-    evidence = CasmopolitanOptions(
+    return CasmopolitanOptions(
         n_init=4,
-        warping="evidence",
+        warping=warping,
         n_starts=LOCAL_SEARCHES,
         n_raw=RAW_SAMPLES,
         second_opinion=True,
     )
+
+
+@pytest.mark.parametrize("objective", [_numeric, _mixed, _binary])
+def test_mixbo_runs_casmopolitan_with_the_warping_of_higher_evidence_on_every_kind_of_space(
+    objective,
+) -> None:
+    from optuna_plugins._base import MixedBOSampler
+
+    ours = _trials(MixboSampler(seed=2, n_startup_trials=4), objective)
+    evidence = _the_rule("evidence")
     assert ours == _trials(MixedBOSampler(evidence, seed=2, n_startup_trials=4), objective)
     # the warping is what differs from the paper's CASMOPOLITAN (copula ranks); on 12 binary
     # parameters the two warpings' 12 trials may coincide, so the check that they differ (and
@@ -57,17 +63,9 @@ def test_mixbo_is_not_the_blend_alone_where_the_evidence_picks_magnitudes() -> N
     """On the mixed toy (a parabola, a kink and a category) the evidence picks the power
     transform at some refit within 12 trials, so MixboSampler leaves the blend's path: this
     fails if its rule went back to the blend on every fit."""
-    from common.casmopolitan import CasmopolitanOptions
-    from common.mixbo import LOCAL_SEARCHES, RAW_SAMPLES
     from optuna_plugins._base import MixedBOSampler
 
-    blend = CasmopolitanOptions(
-        n_init=4,
-        warping="blend",
-        n_starts=LOCAL_SEARCHES,
-        n_raw=RAW_SAMPLES,
-        second_opinion=True,
-    )
+    blend = _the_rule("blend")
     ours = _trials(MixboSampler(seed=2, n_startup_trials=4), _mixed)
     assert ours != _trials(MixedBOSampler(blend, seed=2, n_startup_trials=4), _mixed)
 
