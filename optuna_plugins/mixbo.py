@@ -20,8 +20,10 @@ class MixboSampler(MixedBOSampler):
     floats only). Its GP is fitted to warped values, the warping chosen at every refit by the
     evidence for the values: a blend that keeps both the ranks and the magnitudes of the values,
     or the magnitudes alone where the values are smooth (:class:`CasmopolitanSampler` keeps the
-    paper's ranks), and its acquisition is maximised by 10 local searches rather than the
-    reference code's 3; the measurements behind the rule are in :mod:`common.mixbo`.
+    paper's ranks), its acquisition is maximised by 10 local searches rather than the reference
+    code's 3, and where a categorical of three or more values meets numeric parameters, the
+    suggestion is the candidate that CoCaBO's additive model also expects to improve
+    (:mod:`common.second_opinion`); the measurements behind the rule are in :mod:`common.mixbo`.
 
     Example::
 

@@ -16,7 +16,9 @@ class MixboSearch(MixedBOSearch):
     CASMOPOLITAN on every space, the best of our three methods on the spaces measured, its GP
     fitted to warped values, the warping chosen at every refit by the evidence for the values (a
     blend of ranks and magnitudes, or the magnitudes alone where the values are smooth), its
-    acquisition maximised by 10 local searches rather than the reference code's 3.
+    acquisition maximised by 10 local searches rather than the reference code's 3, and, where a
+    categorical of three or more values meets numeric parameters, the candidate chosen with
+    CoCaBO's additive model as a second opinion (:mod:`common.second_opinion`).
 
     Example::
 
