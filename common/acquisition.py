@@ -44,17 +44,15 @@ def ascend(
     starts = np.asarray(starts, dtype=float)
     cols = np.asarray(cols, dtype=int)
     n, k = len(starts), len(cols)
-    base = torch.as_tensor(starts, dtype=DTYPE)
-    index = torch.as_tensor(cols)
+    X = starts.copy()
 
     def loss(flat: np.ndarray) -> tuple[float, np.ndarray]:
-        free = torch.as_tensor(flat.reshape(n, k), dtype=DTYPE).requires_grad_(True)
-        X = base.index_copy(1, index, free)
-        total = acqf(X[:, None, :]).sum()
-        if not torch.isfinite(total):
+        X[:, cols] = flat.reshape(n, k)
+        values, grad = value_and_gradient(acqf, X, cols)
+        total = float(torch.from_numpy(values).sum())  # torch's sum, as before the numpy pass
+        if not np.isfinite(total):
             return FAILED_ASCENT, np.zeros_like(flat)
-        (grad,) = torch.autograd.grad(total, free)
-        return -float(total.detach()), -grad.numpy().reshape(-1)
+        return -total, -grad.reshape(-1)
 
     x0 = np.clip(starts[:, cols], lower, upper).reshape(-1)
     bounds = list(zip(np.tile(lower, n), np.tile(upper, n), strict=True))
@@ -96,6 +94,31 @@ class _LogEI(_OnModelDevice, LogExpectedImprovement):
         mean, sigma = self._mean_and_sigma(X)
         u = (mean - self.best_f) / sigma
         return (_LogH.apply(u) + sigma.log()).squeeze(-1)
+
+    def value_and_gradient(
+        self, rows: np.ndarray, gradient: bool = True
+    ) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """:meth:`forward` at ``rows`` (``(m, D)``) and, with ``gradient``, each row's gradient
+        (``(m, D)``), in numpy without autograd: the same operations as the forward pass and its
+        backward, so the same numbers, at a fraction of the cost for a handful of rows.
+        ``None`` where the model has no numpy moments (:meth:`common.gp.SharedTrainGP.moments`)."""
+        moments = getattr(self.model, "moments", None)
+        if not self.maximize or self.posterior_transform is not None or moments is None:
+            return None
+        moments = moments()
+        if moments is None:
+            return None
+        mean, sigma, saved = moments.forward(rows)
+        u = (mean - self.best_f.detach().numpy()) / sigma
+        log_h = log_ei_helper(u)
+        values = log_h + torch.from_numpy(sigma).log().numpy()  # torch's log, to the last bit
+        if not gradient:
+            return values, None
+        from scipy.special import log_ndtr
+
+        slope = np.exp(log_ndtr(u) - log_h)  # ∂ log h / ∂u, as _LogH's backward
+        g_sigma = -slope * (u / sigma) + 1.0 / sigma  # through u = (μ − f*) / σ, and log σ
+        return values, moments.backward(saved, slope / sigma, g_sigma)
 
 
 class _LogH(torch.autograd.Function):
@@ -161,8 +184,35 @@ def log_expected_improvement(model: Model, best_f: float | torch.Tensor) -> Acqu
 
 def evaluate(acqf: AcquisitionFunction, X: np.ndarray) -> np.ndarray:
     """Acquisition values of the rows of ``X`` (one batched call, no gradients)."""
+    fast = getattr(acqf, "value_and_gradient", None)
+    out = None if fast is None else fast(np.asarray(X, dtype=float), gradient=False)
+    if out is not None:
+        return out[0]
     with torch.no_grad():
         return acqf(torch.as_tensor(X, dtype=DTYPE)[:, None, :]).numpy().astype(float)
+
+
+def value_and_gradient(
+    acqf: AcquisitionFunction, X: np.ndarray, cols: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Acquisition values of the rows of ``X`` and each row's gradient in its columns ``cols``
+    (``(m, len(cols))``): by the acquisition's own numpy pass where it has one
+    (:meth:`_LogEI.value_and_gradient`), else by autograd. Rows are separate candidates, so the
+    gradient of their sum is each row's own."""
+    X = np.asarray(X, dtype=float)
+    cols = np.asarray(cols, dtype=int)
+    fast = getattr(acqf, "value_and_gradient", None)
+    out = None if fast is None else fast(X)
+    if out is not None:
+        return out[0], out[1][:, cols]
+    base = torch.as_tensor(X, dtype=DTYPE)
+    index = torch.as_tensor(cols)
+    free = base[:, index].clone().requires_grad_(True)
+    values = acqf(base.index_copy(1, index, free)[:, None, :])
+    if not torch.isfinite(values).all():
+        return values.detach().numpy(), np.zeros((len(X), len(cols)))
+    (grad,) = torch.autograd.grad(values.sum(), free)
+    return values.detach().numpy(), grad.numpy()
 
 
 def maximize_continuous(

@@ -265,6 +265,7 @@ class SharedTrainGP(SingleTaskGP):
     """
 
     _predictive_cache: tuple[torch.Tensor, ...] | None = None
+    _moments: tuple | None = None  # (the factor's cache, min_var, its Moments)
 
     def posterior(
         self, X, output_indices=None, observation_noise=False, posterior_transform=None, **kwargs
@@ -325,23 +326,39 @@ class SharedTrainGP(SingleTaskGP):
         separate candidates ``X`` (``(..., 1, d)``), each ``(..., 1)``, as one autograd node
         (:mod:`common.predictive`); ``None`` where this model's kernel or mean has no such path
         (then use :meth:`posterior`)."""
-        from gpytorch.means import ConstantMean
-
         if X.dim() < 3 or X.shape[-2] != 1 or X.dtype != DTYPE or X.device.type != "cpu":
             return None
+        moments = self.moments(min_var)
+        if moments is None:
+            return None
+        from common.predictive import mean_and_sigma
+
+        mean, sigma = mean_and_sigma(X.squeeze(-2), moments)
+        return mean.unsqueeze(-1), sigma.unsqueeze(-1)
+
+    def moments(self, min_var: float = 1e-12):
+        """The posterior's :class:`common.predictive.Moments` (numpy mean and standard deviation
+        at candidate rows, with their backward pass), or ``None`` where this model's kernel or
+        mean has no such path."""
+        from gpytorch.means import ConstantMean
+
         if not isinstance(self.mean_module, ConstantMean) or self.train_inputs[0].dim() != 2:
             return None
         if self.training:
             self.eval()
         L, alpha = self._cholesky_and_weights()
-        fast = self._predictive_cache[4]
-        if fast is None:
+        cache = self._predictive_cache
+        made = self._moments
+        if made is not None and made[0] is cache and made[1] == min_var:
+            return made[2]
+        if cache[4] is None:
             return None
-        from common.predictive import mean_and_sigma
+        from common.predictive import Moments
 
         constant = float(self.mean_module.constant.detach())
-        mean, sigma = mean_and_sigma(X.squeeze(-2), fast, L, alpha, constant, min_var)
-        return mean.unsqueeze(-1), sigma.unsqueeze(-1)
+        moments = Moments(cache[4], L.detach().numpy(), alpha.detach().numpy(), constant, min_var)
+        self._moments = (cache, min_var, moments)  # for this factor: one per model and data
+        return moments
 
     def _prior_variance(self, x: torch.Tensor) -> torch.Tensor:
         """``k(x, x)`` of every candidate row; for a stationary kernel (gpytorch's

@@ -20,9 +20,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from common.acquisition import evaluate, maximize_continuous
+from common.acquisition import evaluate, maximize_continuous, value_and_gradient
 from common.configset import ConfigSet
-from common.gp import DTYPE
 from common.log import warn
 from common.space import MixedSpace
 from common.trust_region import Region
@@ -135,26 +134,21 @@ def _continuous_move(acqf, space, region, X, vals, seen, steps: int, lr: float):
     width = region.upper - region.lower
     safe = np.where(width > 0, width, 1.0)
     u0 = np.clip((X[:, cont] - region.lower) / safe, 0.0, 1.0)
-    lower = torch.as_tensor(region.lower, dtype=DTYPE)
-    span = torch.as_tensor(width, dtype=DTYPE)
-    base = torch.as_tensor(X, dtype=DTYPE)
-    u = torch.tensor(u0, dtype=DTYPE)
-    m, v = torch.zeros_like(u), torch.zeros_like(u)
-    for t in range(1, steps + 1):  # Adam (β = 0.9, 0.999) by hand: torch.optim imports slowly
-        u.requires_grad_(True)
-        Xt = base.clone()
-        Xt[:, cont] = lower + u * span
-        total = acqf(Xt[:, None, :]).sum()
-        if not torch.isfinite(total):
+    u, m, v = u0.copy(), np.zeros_like(u0), np.zeros_like(u0)
+    Xt = X.copy()
+    for t in range(1, steps + 1):  # Adam (β = 0.9, 0.999) by hand, gradients in numpy
+        Xt[:, cont] = region.lower + u * width
+        values, grad = value_and_gradient(acqf, Xt, cont)
+        if not np.isfinite(values).all():
             break
-        (grad,) = torch.autograd.grad(total, u)
-        with torch.no_grad():
-            m = 0.9 * m + 0.1 * grad
-            v = 0.999 * v + 0.001 * grad**2
-            step = lr * (m / (1 - 0.9**t)) / ((v / (1 - 0.999**t)).sqrt() + 1e-8)
-            u = (u.detach() + step).clamp(0.0, 1.0)
-    u1 = u.detach().numpy()
-    u1 = np.where(np.isfinite(u1), u1, u0)
+        grad = grad * width  # in box coordinates
+        m = 0.9 * m + 0.1 * grad
+        v = 0.999 * v + 0.001 * grad**2
+        # torch's square root (its last bit differs from numpy's): the steps taken before
+        root = torch.from_numpy(v / (1 - 0.999**t)).sqrt().numpy()
+        step = lr * (m / (1 - 0.9**t)) / (root + 1e-8)
+        u = np.clip(u + step, 0.0, 1.0)
+    u1 = np.where(np.isfinite(u), u, u0)
     X_new = X.copy()
     X_new[:, cont] = region.lower + u1 * width
     X_new = snap_into_region(space, region, X_new)

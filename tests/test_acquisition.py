@@ -141,6 +141,37 @@ def test_the_analytic_acquisitions_are_botorchs_with_bofms_kernel(plain_twin) ->
     assert a.grad[:, 0, 2:].abs().max() > 1e-3
 
 
+@pytest.mark.parametrize("best_f", [0.3, 8.0], ids=["near", "far-below-the-incumbent"])
+def test_log_eis_numpy_pass_gives_autograds_numbers_to_the_last_bit(best_f: float) -> None:
+    """``value_and_gradient`` computes Log EI and its gradient in numpy, without autograd (what
+    the local searches and L-BFGS-B call hundreds of times per suggestion): the same values and
+    gradients, bit for bit, as the forward pass and autograd, so suggestions do not change; an
+    acquisition without such a pass (UCB) goes through autograd, with the same results."""
+    import torch
+
+    from common.gp import DTYPE, fit_gp
+    from common.kernels import casmopolitan_kernel
+
+    rng = np.random.default_rng(1)
+    X = np.column_stack([rng.random((20, 2)), rng.integers(0, 3, 20)])
+    model, _ = fit_gp(X, X[:, 0] + X[:, 2], lambda: casmopolitan_kernel([0, 1], [2]))
+    C = np.column_stack([rng.random((7, 2)), rng.integers(0, 3, 7)])
+    C[0] = X[4]  # a training row: the variance clamped at its floor
+    for acqf, numpy_pass in (
+        (acquisition.log_expected_improvement(model, best_f), True),
+        (acquisition.upper_confidence_bound(model, 2.0), False),
+    ):
+        assert hasattr(acqf, "value_and_gradient") is numpy_pass
+        x = torch.as_tensor(C, dtype=DTYPE)[:, None, :].requires_grad_(True)
+        values = acqf(x)
+        (grad,) = torch.autograd.grad(values.sum(), x)
+        ours, our_grad = acquisition.value_and_gradient(acqf, C, [0, 1])
+        assert np.array_equal(ours, values.detach().numpy())
+        assert np.array_equal(our_grad, grad[:, 0, :2].numpy())
+        assert np.array_equal(acquisition.evaluate(acqf, C), ours)
+        assert np.abs(our_grad).max() > 1e-3
+
+
 def test_log_ei_helper_is_botorchs_from_far_below_to_far_above_the_incumbent() -> None:
     """The numpy ``log h(u)`` has BoTorch's values in each of its branches (above ``u = −1``,
     the scaled-erfc branch, the asymptote past ``−10⁶``), and ``log_ndtr(u) − log h(u)`` its
