@@ -71,6 +71,33 @@ def test_the_additive_model_ranks_the_fix_of_the_one_wrong_category_first() -> N
     assert best == incumbent | {"h4": 1}
 
 
+def test_the_additive_models_refit_continues_its_last_fit_for_a_few_iterations(
+    monkeypatch,
+) -> None:
+    """Its first fit runs from the priors to the full cap; each refit :func:`common.strategy.
+    refit_due` asks for continues the last one for REFIT_MAXITER iterations (as a kernel
+    choice's challengers), and the lengths in between condition that fit without fitting."""
+    import common.gp as gp
+    from common.map_fit import MAPObjective
+    from common.second_opinion import REFIT_MAXITER
+
+    iterations = []
+    real = MAPObjective.minimise
+
+    def recording(self, maxiter):
+        iterations.append(maxiter)
+        return real(self, maxiter)
+
+    monkeypatch.setattr(MAPObjective, "minimise", recording)
+    space = _space(3)
+    history = _history(space, 24, 4)
+    X, y = space.encode(history.configs), np.asarray(history.values)
+    strategy = Casmopolitan()
+    for n in (20, 21, 22):
+        assert additive_model(strategy, space, X[:n], y[:n], 2) is not None
+    assert iterations == [gp.FIT_MAXITER, REFIT_MAXITER]
+
+
 def _suggestions(options: CasmopolitanOptions, space, history, seeds=range(3)) -> list[dict]:
     strategy = options.make(Casmopolitan().busy)
     return [strategy.suggest(space, history, 1, np.random.default_rng(s))[0] for s in seeds]
