@@ -63,8 +63,12 @@ within 0.05 of the optimum 28 of seeds 0-39 against 11 (GPSampler 18), median 0.
 worse, Ackley-5C the only change beyond noise (Func3C 3.3e-5 -> 7.7e-5, 7 / 13, p = 0.90); spaces
 whose categoricals are all binary, or without numeric parameters, unchanged. 11 of 13 at 5, 10
 and 20 seeds (NuSVR lost within noise at each; f10 at 5, Ackley-5C by 2e-4 at 10, f15 at 20), 7
-of 7 further problems. Its warm ask at 100 trials of the mixed space costs 0.62x GPSampler's
-(0.50x before).
+of 7 further problems. With the additive model refitted for 5 iterations from its last fit
+(34e66cb, :data:`common.second_opinion.REFIT_MAXITER`), the warm ask at 100 trials of the mixed
+space costs 0.44x GPSampler's (0.62x at 0c24813, 0.50x before it; Log EI's gradient in numpy,
+a319665, changed no suggestion); every problem within noise of f43cb41 (Ackley-5C 9 of seeds 0-19
+better, 10 worse, 33 of seeds 0-39 within 0.05, median 0.012): 11 of 13 at 5 and 20 seeds, 12 of
+13 at 10 (NuSVR lost within noise at each; f10 at 5, f15 at 20), 7 of 7 further problems.
 """
 
 from __future__ import annotations
