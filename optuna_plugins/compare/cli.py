@@ -455,8 +455,8 @@ def parser() -> argparse.ArgumentParser:
         default=list(DEFAULT_PROBLEMS),
         metavar="NAME",
         help=f"problems, from: {', '.join(PROBLEMS)}; also bbob-mixint-fF-dD (any function "
-        "and dimension) and NAME@N (instance N of pest, contamination or a bbob-mixint function, "
-        "e.g. pest@8733)",
+        "and dimension), NAME@N (instance N of pest, contamination or a bbob-mixint function, "
+        "e.g. pest@8733) and NAME~K (its categories relabelled by seed K, e.g. ackley5c~1)",
     )
     p.add_argument(
         "-s",
@@ -525,7 +525,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("problems:", " ".join(PROBLEMS))
         print(
             "  and by name: bbob-mixint-fF-dD (any function F and dimension D), NAME@N "
-            "(instance N of pest, contamination or a bbob-mixint function)"
+            "(instance N of pest, contamination or a bbob-mixint function), NAME~K (its "
+            "categories relabelled by seed K)"
         )
         print(
             "samplers:",
@@ -551,11 +552,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"unknown sampler(s) {', '.join(unknown)}; choose from "
             f"{', '.join(runner.names())}, ours, optuna, peers, all"
         )
-    from common.problems import resolve
+    from common.problems import get_problem, resolve
 
     for name in args.problems:
         try:
             resolve(name)
+            if "~" in name:  # a conditional problem has no relabelled form
+                get_problem(name)
         except ValueError as err:
             parser().error(str(err))
     if args.seeds < 1 or args.trials < 1 or args.jobs < 1 or min(args.workers) < 1:
