@@ -317,7 +317,7 @@ def both_choose(acqf, second_acqf, ends, space, region, seen, rng) -> np.ndarray
     neighbours = hamming_neighbours(region.centre[None], space, rng, MAX_NEIGHBOURS)[0]
     neighbours = neighbours[region.contains(neighbours) & ~seen.contains(neighbours)]
     try:
-        return best_by_both(acqf, second_acqf, np.vstack([ends, neighbours]))
+        return best_by_both(acqf, second_acqf, np.vstack([ends, neighbours]), rng)
     except Exception as err:  # the product model's choice stands
         warn(f"The second opinion failed ({err}); using the acquisition's best.", cause="both")
         return None

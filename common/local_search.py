@@ -106,6 +106,19 @@ def _score(acqf, X: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(values), values, -np.inf)
 
 
+def highest(values: np.ndarray, rng: np.random.Generator) -> int:
+    """The index of a highest of ``values``, exact ties broken at random.
+
+    A nominal model cannot tell apart categories it has seen nowhere (an overlap kernel gives
+    every such value of a categorical the same posterior), and ``np.argmax`` would take the first
+    one listed: the order of a categorical's choices would decide, information the model does not
+    have (on Ackley-5C, whose categories are a discretised axis, the next label is a step towards
+    the optimum from one side of it; on the same problem with its categories relabelled it is a
+    random step)."""
+    ties = np.flatnonzero(values == values.max())
+    return int(ties[0] if len(ties) == 1 else ties[rng.integers(len(ties))])
+
+
 def _tolerance(vals: np.ndarray) -> np.ndarray:
     """The least gain that counts as a move (stops the search creeping by rounding errors)."""
     return np.where(np.isfinite(vals), 1e-4 * np.maximum(np.abs(vals), 1.0), 0.0)
@@ -119,7 +132,7 @@ def _categorical_move(acqf, space, region, X, vals, seen, rng, max_neighbours):
     scores = np.full(len(flat), -np.inf)
     scores[ok] = _score(acqf, flat[ok])
     scores = scores.reshape(N.shape[:2])
-    j = np.argmax(scores, axis=1)
+    j = np.array([highest(row, rng) for row in scores], dtype=int)
     best = scores[np.arange(len(X)), j]
     moved = best > vals + _tolerance(vals)
     X[moved] = N[moved, j[moved]]

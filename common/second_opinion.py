@@ -26,7 +26,7 @@ Pest Control's late refinement (at 150 trials 4 of 10 seeds at its optimum 12.07
 the runs.
 
 >>> model = additive_model(strategy, space, X, values, every=2)
->>> row = best_by_both(acqf, log_expected_improvement(model, incumbent), rows)
+>>> row = best_by_both(acqf, log_expected_improvement(model, incumbent), rows, rng)
 """
 
 from __future__ import annotations
@@ -66,14 +66,16 @@ def additive_model(strategy, space: MixedSpace, X: np.ndarray, values: np.ndarra
     return fit_or_condition(strategy, key, X, values, make, every, REFIT_MAXITER, warping="blend")
 
 
-def best_by_both(acqf, second, rows: np.ndarray) -> np.ndarray | None:
-    """The row of ``rows`` with the highest ``acqf + second`` (both log acquisitions), ``None``
-    where no row has a finite sum."""
+def best_by_both(acqf, second, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
+    """The row of ``rows`` with the highest ``acqf + second`` (both log acquisitions; exact ties,
+    such as a categorical's values neither model has seen, broken at random), ``None`` where no
+    row has a finite sum."""
     from common.acquisition import evaluate
+    from common.local_search import highest
 
     if len(rows) == 0:
         return None
     total = evaluate(acqf, rows).reshape(-1) + evaluate(second, rows).reshape(-1)
     total = np.where(np.isfinite(total), total, -np.inf)
-    best = int(np.argmax(total))
+    best = highest(total, rng)
     return rows[best] if np.isfinite(total[best]) else None

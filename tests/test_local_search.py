@@ -235,3 +235,15 @@ def test_local_optima_end_one_search_per_start_and_the_best_is_maximize_in_regio
     assert values == pytest.approx(actual, rel=1e-9, abs=1e-9)
     x, value = maximize_in_region(acqf, space, region, seen, np.random.default_rng(2), n_starts=10)
     assert np.array_equal(x, ends[int(np.argmax(values))]) and value == values.max()
+
+
+def test_exact_ties_are_broken_at_random_not_by_the_order_of_the_choices() -> None:
+    """Categories no observation has are exact ties under a nominal kernel; taking the first
+    one listed would let the order of a categorical's choices decide (ackley5c against
+    ackley5c~1 in the README). A unique highest value is always taken."""
+    from common.local_search import highest
+
+    tied = np.array([-np.inf, 2.0, 1.0, 2.0, 2.0])
+    picks = {highest(tied, np.random.default_rng(seed)) for seed in range(40)}
+    assert picks == {1, 3, 4}
+    assert {highest(np.array([0.0, 3.0, 2.0]), np.random.default_rng(s)) for s in range(9)} == {1}

@@ -41,16 +41,17 @@ def test_it_applies_where_a_categorical_has_three_values_or_more_beside_numbers(
 
 def test_the_row_both_expect_to_improve_is_neither_ones_best() -> None:
     rows = np.array([[0.0], [1.0], [2.0]])
+    rng = np.random.default_rng(0)
     first = {0.0: 0.0, 1.0: -1.0, 2.0: -0.2}  # alone, it picks row 0
     second = {0.0: -5.0, 1.0: 0.0, 2.0: -0.3}  # alone, row 1
 
     def acquisition(values):
         return lambda X: torch.tensor([values[float(x)] for x in X[:, 0, 0]], dtype=X.dtype)
 
-    assert best_by_both(acquisition(first), acquisition(second), rows)[0] == 2.0
+    assert best_by_both(acquisition(first), acquisition(second), rows, rng)[0] == 2.0
     never = {0.0: -np.inf, 1.0: -np.inf, 2.0: -np.inf}
-    assert best_by_both(acquisition(first), acquisition(never), rows) is None
-    assert best_by_both(acquisition(first), acquisition(second), rows[:0]) is None
+    assert best_by_both(acquisition(first), acquisition(never), rows, rng) is None
+    assert best_by_both(acquisition(first), acquisition(second), rows[:0], rng) is None
 
 
 def test_the_additive_model_ranks_the_fix_of_the_one_wrong_category_first() -> None:
