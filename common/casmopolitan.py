@@ -58,7 +58,7 @@ class CasmopolitanOptions(MethodOptions):
     :func:`common.trust_region.default_failure_tolerance` of the box's dimension for the box and
     :func:`common.trust_region.default_hamming_failure_tolerance` for the Hamming ball; a number
     applies to both. ``n_starts`` local searches run per suggestion, from the centre and the best
-    of ``n_raw`` random rows of the trust region (:func:`common.local_search.maximize_in_region`;
+    of ``n_raw`` random rows of the trust region (:func:`common.local_search.local_optima`;
     the reference code's 3, and 256). GP hyper-parameters are refitted every ``refit_every``
     observations (1: every call; the fit dominates the cost of a suggestion with many ARD weights)
     and reused, conditioned on all data, in between.

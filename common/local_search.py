@@ -12,7 +12,8 @@ Each neighbourhood (all Hamming-1 neighbours of all starts) is scored in ONE bat
 acquisition; rows already observed, pending or chosen (a :class:`common.configset.ConfigSet`)
 are never candidates.
 
->>> x, value = maximize_in_region(acqf, space, region, ConfigSet(space, X), rng)
+>>> ends, values = local_optima(acqf, space, region, ConfigSet(space, X), rng)
+>>> best = best_end(values)  # None: every row the searches met is already seen
 """
 
 from __future__ import annotations
@@ -242,17 +243,6 @@ def local_optima(
         except Exception as err:  # the unpolished point is still a good one
             warn(f"Continuous polish failed ({err}); using the local-search point.", cause="polish")
     return X, vals
-
-
-def maximize_in_region(
-    acqf, space: MixedSpace, region: Region, seen: ConfigSet, rng: np.random.Generator, **options
-) -> tuple[np.ndarray, float] | None:
-    """The best row of ``region`` not in ``seen`` found by CASMOPOLITAN's local search
-    (:func:`local_optima`, which takes the same ``options``); ``None`` when every row the search
-    met is already in ``seen``."""
-    X, vals = local_optima(acqf, space, region, seen, rng, **options)
-    best = best_end(vals)
-    return None if best is None else (X[best].copy(), float(vals[best]))
 
 
 def best_end(values: np.ndarray) -> int | None:

@@ -15,9 +15,9 @@ from common.configset import ConfigSet
 from common.gp import fit_gp
 from common.kernels import casmopolitan_kernel
 from common.local_search import (
+    best_end,
     hamming_neighbours,
     local_optima,
-    maximize_in_region,
     sample_in_region,
     snap_into_region,
 )
@@ -38,6 +38,14 @@ def _mixed_space() -> MixedSpace:
         [Categorical(f"c{i}", tuple("abcd")) for i in range(8)]
         + [Float("x", 0.0, 1.0), Integer("n", 0, 6), Float("lr", 1e-4, 1.0, log=True)]
     )
+
+
+def _best_row(acqf, space, region, seen, rng, **options):
+    """The best end of the local searches and its value, ``None`` if none is unseen (what
+    CASMOPOLITAN suggests without a second opinion)."""
+    ends, values = local_optima(acqf, space, region, seen, rng, **options)
+    best = best_end(values)
+    return None if best is None else (ends[best], float(values[best]))
 
 
 def test_samples_and_snapped_rows_stay_in_the_region() -> None:
@@ -100,7 +108,7 @@ def test_every_categorical_candidate_is_inside_the_hamming_ball(radius: int) -> 
     state = replay(y, TrustRegionConfig.for_dims(15, 0, failure_tolerance=4))
     centre = X[int(np.argmin(y))]
     region = region_of(replace(state, hamming=radius), centre, space.cat_dims, ())
-    x, _ = maximize_in_region(acqf, space, region, ConfigSet(space, X), np.random.default_rng(0))
+    x, _ = _best_row(acqf, space, region, ConfigSet(space, X), np.random.default_rng(0))
     rows = np.vstack(acqf.rows)
     assert len(rows) > 100
     assert (region.distance(rows) <= radius).all()
@@ -114,9 +122,7 @@ def test_every_mixed_candidate_is_inside_the_trust_region() -> None:
     centre = X[int(np.argmin(y))]
     lo, hi = box_bounds(centre[list(space.cont_dims)], 0.3, np.array([0.2, 1.0, 3.0]))
     region = Region(centre, space.cat_dims, space.cont_dims, 2, lo, hi)
-    x, value = maximize_in_region(
-        acqf, space, region, ConfigSet(space, X), np.random.default_rng(0)
-    )
+    x, value = _best_row(acqf, space, region, ConfigSet(space, X), np.random.default_rng(0))
     rows = np.vstack(acqf.rows)
     assert region.contains(rows).all()
     assert region.contains(x[None])[0]
@@ -130,7 +136,7 @@ def test_neighbourhoods_are_scored_in_batches() -> None:
     space = MixedSpace([Categorical(f"h{i}", tuple(range(5))) for i in range(25)])
     X, y, acqf = _fitted_acqf(space, 30, 2)
     region = Region(X[0], space.cat_dims, (), 20, np.empty(0), np.empty(0))
-    maximize_in_region(acqf, space, region, ConfigSet(space, X), np.random.default_rng(0))
+    _best_row(acqf, space, region, ConfigSet(space, X), np.random.default_rng(0))
     sizes = [len(r) for r in acqf.rows]
     assert max(sizes) >= 3 * 100 - 10  # 3 starts × 100 neighbours in one call
     assert acqf.calls <= 2 + 30  # raw scoring (+ centre) and one call per round
@@ -142,10 +148,7 @@ def test_exhausted_region_returns_none() -> None:
     model, _ = fit_gp(X, np.arange(4.0), lambda: casmopolitan_kernel((), space.cat_dims))
     region = Region(X[0], space.cat_dims, (), 2, np.empty(0), np.empty(0))
     rng = np.random.default_rng(0)
-    assert (
-        maximize_in_region(upper_confidence_bound(model), space, region, ConfigSet(space, X), rng)
-        is None
-    )
+    assert _best_row(upper_confidence_bound(model), space, region, ConfigSet(space, X), rng) is None
 
 
 def test_snap_keeps_integer_columns_inside_a_box_wider_than_one_cell() -> None:
@@ -180,10 +183,10 @@ def test_a_collapsed_box_still_reaches_each_integers_grid_neighbours() -> None:
     assert frozen.upper[2] == region.upper[2]  # a free float gets no floor
     rng = np.random.default_rng(0)
     seen = ConfigSet(space, centre[None])
-    x, _ = maximize_in_region(_PreferLarger(), space, frozen, seen, rng)
+    x, _ = _best_row(_PreferLarger(), space, frozen, seen, rng)
     config = space.decode(x[None])[0]
     assert (config["n"], config["k"]) == (4, 8) and config["x"] > 0.5  # only the float moves
-    x, _ = maximize_in_region(_PreferLarger(), space, region, seen, rng)
+    x, _ = _best_row(_PreferLarger(), space, region, seen, rng)
     config = space.decode(x[None])[0]
     assert (config["n"], config["k"]) == (5, 9) and config["x"] > 0.5
     assert region.contains(space.encode([{"n": 3, "k": 7, "x": 0.5}]))[0]
@@ -201,7 +204,7 @@ def test_result_beats_its_start_and_its_value_is_the_acquisitions(seed: int) -> 
     )
     seen = ConfigSet(space, X)
     assert not seen.contains(centre[None])[0]
-    x, value = maximize_in_region(acqf, space, region, seen, np.random.default_rng(seed))
+    x, value = _best_row(acqf, space, region, seen, np.random.default_rng(seed))
     start = acqf.inner(torch.as_tensor(centre)[None, None]).item()
     actual = acqf.inner(torch.as_tensor(x)[None, None]).item()
     assert value == pytest.approx(actual, rel=1e-9, abs=1e-9)
@@ -215,13 +218,13 @@ def test_never_returns_a_seen_row_of_a_crowded_region() -> None:
     region = Region(centre, space.cat_dims, (), 1, np.empty(0), np.empty(0))
     ball = hamming_neighbours(centre[None], space, np.random.default_rng(0), 100)[0]
     seen = ConfigSet(space, np.vstack([X, ball[:-1]]))  # the whole radius-1 ball but one neighbour
-    x, _ = maximize_in_region(acqf, space, region, seen, np.random.default_rng(0))
+    x, _ = _best_row(acqf, space, region, seen, np.random.default_rng(0))
     assert np.array_equal(x, ball[-1])
 
 
-def test_local_optima_end_one_search_per_start_and_the_best_is_maximize_in_regions() -> None:
+def test_local_optima_end_one_search_per_start_each_valued_by_the_acquisition() -> None:
     """Ten starts give ten ends, each inside the region, unseen and valued by the acquisition;
-    the best end is what ``maximize_in_region`` returns from the same random state."""
+    ``best_end`` is the highest of them."""
     space = _mixed_space()
     X, y, acqf = _fitted_acqf(space, 40, 1)
     centre = X[int(np.argmin(y))]
@@ -233,8 +236,8 @@ def test_local_optima_end_one_search_per_start_and_the_best_is_maximize_in_regio
     assert region.contains(ends).all() and not seen.contains(ends).any()
     actual = acqf.inner(torch.as_tensor(ends)[:, None, :]).detach().numpy().reshape(-1)
     assert values == pytest.approx(actual, rel=1e-9, abs=1e-9)
-    x, value = maximize_in_region(acqf, space, region, seen, np.random.default_rng(2), n_starts=10)
-    assert np.array_equal(x, ends[int(np.argmax(values))]) and value == values.max()
+    assert values[best_end(values)] == values.max()
+    assert best_end(np.full(3, -np.inf)) is None
 
 
 def test_exact_ties_are_broken_at_random_not_by_the_order_of_the_choices() -> None:
