@@ -10,23 +10,47 @@ import pytest
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
+def _reaches(logger: logging.Logger, handler: logging.Handler) -> bool:
+    """Whether ``logger``'s records already reach ``handler`` (on it, or up its propagation)."""
+    current: logging.Logger | None = logger
+    while current is not None:
+        if handler in current.handlers:
+            return True
+        current = current.parent if current.propagate else None
+    return False
+
+
 @pytest.fixture
-def optuna_logs(caplog):
+def capture_logs(caplog):
+    """``capture_logs(name, level)``: ``caplog`` records ``name``'s logger at ``level``, each
+    record once. pytest (9.2 on) attaches ``caplog``'s handler to loggers that do not propagate,
+    such as Optuna's and Ray's; it is added here only where it is not already reached, so a
+    record is never counted twice, whichever pytest runs the tests."""
+    attached: list[logging.Logger] = []
+
+    def capture(name: str, level: int = logging.WARNING):
+        logger = logging.getLogger(name)
+        if not _reaches(logger, caplog.handler):
+            logger.addHandler(caplog.handler)
+            attached.append(logger)
+        caplog.set_level(level, logger=name)
+        return caplog
+
+    yield capture
+    for logger in attached:
+        logger.removeHandler(caplog.handler)
+
+
+@pytest.fixture
+def optuna_logs(capture_logs):
     """Warnings on Optuna's loggers (mixbo's Optuna samplers log to ``optuna.mixbo``)."""
-    optuna.logging.enable_propagation()
-    caplog.set_level(logging.WARNING, logger="optuna")
-    yield caplog
-    optuna.logging.disable_propagation()
+    return capture_logs("optuna")
 
 
 @pytest.fixture
-def ray_logs(caplog):
+def ray_logs(capture_logs):
     """Warnings on mixbo's Tune logger (it lives under Ray's logger, which does not propagate)."""
-    logger = logging.getLogger("ray.tune.search.mixbo")
-    logger.addHandler(caplog.handler)
-    caplog.handler.setLevel(logging.WARNING)
-    yield caplog
-    logger.removeHandler(caplog.handler)
+    return capture_logs("ray.tune.search.mixbo")
 
 
 @pytest.fixture

@@ -178,9 +178,8 @@ def _warning_strategy(sampler_or_searcher) -> None:
     strategy.suggest = suggest
 
 
-def test_core_warnings_obey_optunas_verbosity(caplog) -> None:
-    optuna.logging.enable_propagation()
-    caplog.set_level(logging.DEBUG)
+def test_core_warnings_obey_optunas_verbosity(capture_logs) -> None:
+    caplog = capture_logs("optuna", logging.DEBUG)
     try:
         for verbosity in (optuna.logging.ERROR, optuna.logging.WARNING):
             optuna.logging.set_verbosity(verbosity)
@@ -190,7 +189,6 @@ def test_core_warnings_obey_optunas_verbosity(caplog) -> None:
             study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=3)
     finally:
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        optuna.logging.disable_propagation()
     said = [
         (r.name, r.levelno) for r in caplog.records if r.getMessage() == "a warning from the core"
     ]

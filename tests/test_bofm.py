@@ -1,7 +1,6 @@
 """The BO-FM strategy, its MAP fit and BOFMSampler (the optimiser: test_typewise_ascent)."""
 
 import itertools
-import logging
 import time
 
 import numpy as np
@@ -147,7 +146,7 @@ def test_fit_recovers_relevance_and_warm_starts():
         assert torch.allclose(value, params[name], rtol=0.05, atol=0.05), name
 
 
-def test_numerical_failures_degrade_with_a_warning(monkeypatch, caplog):
+def test_numerical_failures_degrade_with_a_warning(monkeypatch, capture_logs):
     import common.fm_model as fm_model
 
     def broken(*args, **kwargs):
@@ -155,19 +154,15 @@ def test_numerical_failures_degrade_with_a_warning(monkeypatch, caplog):
 
     monkeypatch.setattr(fm_model.MAPObjective, "minimise", broken)
     history = _history(12)
-    logger = logging.getLogger("mixbo")  # the core's logger outside an adapter
-    logger.addHandler(caplog.handler)
-    try:
-        (c,) = BOFM().suggest(SPACE, history, 1, np.random.default_rng(0))
-    finally:
-        logger.removeHandler(caplog.handler)
+    caplog = capture_logs("mixbo")  # the core's logger outside an adapter
+    (c,) = BOFM().suggest(SPACE, history, 1, np.random.default_rng(0))
     _valid(SPACE, c)
     assert any("fit failed" in r.getMessage() for r in caplog.records)
     constant = History.from_lists(history.configs, np.ones(len(history)))
     _valid(SPACE, BOFM().suggest(SPACE, constant, 1, np.random.default_rng(0))[0])
 
 
-def test_acquisition_failure_degrades_to_random_points(monkeypatch, caplog):
+def test_acquisition_failure_degrades_to_random_points(monkeypatch, capture_logs):
     import common.typewise_ascent as typewise
 
     def broken(*args, **kwargs):
@@ -175,12 +170,8 @@ def test_acquisition_failure_degrades_to_random_points(monkeypatch, caplog):
 
     monkeypatch.setattr(typewise, "evaluate", broken)
     history = _history(12)
-    logger = logging.getLogger("mixbo")
-    logger.addHandler(caplog.handler)
-    try:
-        configs = BOFM().suggest(SPACE, history, 2, np.random.default_rng(0))
-    finally:
-        logger.removeHandler(caplog.handler)
+    caplog = capture_logs("mixbo")  # the core's logger outside an adapter
+    configs = BOFM().suggest(SPACE, history, 2, np.random.default_rng(0))
     assert len(configs) == 2 and configs[0] != configs[1]
     for c in configs:
         _valid(SPACE, c)

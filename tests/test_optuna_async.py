@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import multiprocessing
 import os
 import time
@@ -207,7 +206,9 @@ def test_a_worker_that_finds_its_configuration_taken_samples_again(optuna_logs) 
     assert not optuna_logs.records  # a race resolved is nothing to warn about
 
 
-def test_a_search_space_with_every_configuration_taken_still_gets_a_full_suggestion(caplog) -> None:
+def test_a_search_space_with_every_configuration_taken_still_gets_a_full_suggestion(
+    optuna_logs,
+) -> None:
     # 2 × 2 configurations and more running trials than that: a repeat cannot be avoided, and
     # the sampler says so instead of leaving the trial half sampled.
     def tiny(trial: optuna.Trial) -> float:
@@ -221,15 +222,11 @@ def test_a_search_space_with_every_configuration_taken_still_gets_a_full_suggest
     study.enqueue_trial({"a": "p", "b": 0})
     study.optimize(tiny, n_trials=1)
     running = []
-    optuna.logging.enable_propagation()
-    caplog.set_level(logging.WARNING, logger="optuna")
-    try:
-        for _ in range(4):
-            trial = study.ask()
-            tiny(trial)
-            running.append(trial)
-    finally:
-        optuna.logging.disable_propagation()
+    caplog = optuna_logs
+    for _ in range(4):
+        trial = study.ask()
+        tiny(trial)
+        running.append(trial)
     configs = [(t.params["a"], t.params["b"]) for t in running]
     assert len(set(configs[:3])) == 3  # the three free configurations first
     assert ("p", 0) not in configs[:3]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
 import common.kernel_choice
@@ -45,18 +43,14 @@ def test_restart_centre_avoids_excluded_rows_and_is_inside_the_space() -> None:
         assert np.array_equal(space.round(x[None])[0], x)
 
 
-def test_a_failing_gp_restarts_far_from_the_earlier_bests(monkeypatch, caplog) -> None:
+def test_a_failing_gp_restarts_far_from_the_earlier_bests(monkeypatch, capture_logs) -> None:
     def broken(*args, **kwargs):
         raise RuntimeError("not positive definite")
 
     monkeypatch.setattr(common.kernel_choice, "fit_gp_scored", broken)
     space, X, y, state = _restarted()
     Xa, _ = restart_candidates(X, y, state)
-    logger = logging.getLogger("mixbo")  # the core's logger outside an adapter
-    logger.addHandler(caplog.handler)
-    try:
-        x = choose_restart_centre(space, X, y, state, np.random.default_rng(0), n_candidates=64)
-    finally:
-        logger.removeHandler(caplog.handler)
+    caplog = capture_logs("mixbo")  # the core's logger outside an adapter
+    x = choose_restart_centre(space, X, y, state, np.random.default_rng(0), n_candidates=64)
     assert any("Restart GP failed" in r.getMessage() for r in caplog.records)
     assert (x != Xa).sum(axis=1).min() >= 3  # 64 random rows of 6 bits: one this far exists
