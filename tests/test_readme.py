@@ -24,7 +24,8 @@ def test_the_readme_has_an_optuna_and_a_ray_example() -> None:
 def test_a_readme_block_runs_as_pasted(code: str, tmp_path: Path) -> None:
     if "ray_plugins" in code:
         pytest.importorskip("ray.tune")
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    # a temporary home: Ray Tune writes its results under ~/ray_results, never the user's here
+    env = {**os.environ, "HOME": str(tmp_path), "RAY_USAGE_STATS_ENABLED": "0"}
     env["PYTHONPATH"] = os.pathsep.join([str(README.parent), env.get("PYTHONPATH", "")])
     out = subprocess.run(
         [sys.executable, "-c", code],

@@ -1,0 +1,42 @@
+"""The OptunaHub package (``optunahub-package/samplers/mixbo``) loads as OptunaHub loads a local
+package and runs a study; its folder has the files the registry asks for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import optuna
+import pytest
+
+optunahub = pytest.importorskip("optunahub")
+
+REGISTRY = Path(__file__).resolve().parents[1] / "optunahub-package"
+PACKAGE = REGISTRY / "samplers" / "mixbo"
+
+
+def test_the_package_has_the_registrys_files_and_front_matter() -> None:
+    for name in ("__init__.py", "README.md", "LICENSE", "example.py", "requirements.txt"):
+        assert (PACKAGE / name).is_file(), name
+    front = PACKAGE.joinpath("README.md").read_text().split("---")[1]
+    for key in ("author:", "title:", "description:", "tags:", "optuna_versions:", "license:"):
+        assert key in front
+    assert "sampler" in front.split("tags:")[1].splitlines()[0]
+
+
+def test_optunahub_loads_the_package_and_its_sampler_runs_a_mixed_study() -> None:
+    import optuna_plugins
+
+    module = optunahub.load_local_module("samplers/mixbo", registry_root=str(REGISTRY))
+    assert module.MixboSampler is optuna_plugins.MixboSampler
+    assert set(module.__all__) == set(optuna_plugins.__all__)
+
+    def objective(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", -2.0, 2.0)
+        k = trial.suggest_int("k", 0, 4)
+        c = trial.suggest_categorical("c", ["a", "b", "c"])
+        return (x - 0.5) ** 2 + (k - 3) ** 2 + (c != "b")
+
+    study = optuna.create_study(sampler=module.MixboSampler(seed=0, n_startup_trials=5))
+    study.optimize(objective, n_trials=12)
+    assert len(study.trials) == 12
+    assert study.best_value < min(t.value for t in study.trials[:5])  # the model improved on it
