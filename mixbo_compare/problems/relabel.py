@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from common.problem import Problem
 from common.space import Categorical
+from mixbo_compare.problems.problem import Problem
 
 
 def relabelled(problem: Problem, seed: int) -> Problem:

@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from common.problem import Problem
 from common.space import Categorical, Float, Integer, MixedSpace
+from mixbo_compare.problems.problem import Problem
 
 _INSTALL_HINT = "forest-size needs scikit-learn: pip install 'mixbo[benchmarks]'"
 THICKNESS_STEP = 0.0625

@@ -46,7 +46,7 @@ class Peer:
         return cls(search_space, seed=seed, n_trials=n_trials)
 
 
-_HERE = "optuna_plugins.compare.peers"
+_HERE = "mixbo_compare.peers"
 PEERS: dict[str, Peer] = {
     "catcmawm": Peer(f"{_HERE}.catcmawm", "CatCMAwMSampler", "cmaes", "cmaes"),
     "smac": Peer(f"{_HERE}.smac3", "SMACSampler", "smac", "smac"),

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from common.problem import Problem
 from common.space import Categorical, Float, MixedSpace
+from mixbo_compare.problems.problem import Problem
 
 FUNC2C_OPTIMUM = -0.2063257
 FUNC3C_OPTIMUM = -0.7221399

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from optuna.distributions import BaseDistribution, CategoricalDistribution, IntDistribution
 
-from optuna_plugins.compare.peers._sampler import PeerSampler, decode_params, fixed_params, grid
+from mixbo_compare.peers._sampler import PeerSampler, decode_params, fixed_params, grid
 
 PACKAGE = "ax"
 OBJECTIVE = "loss"

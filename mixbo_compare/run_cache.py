@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-_PACKAGES = ("common", "optuna_plugins")
+_PACKAGES = ("common", "optuna_plugins", "mixbo_compare")
 _LIBRARIES = ("optuna", "torch", "gpytorch", "botorch", "numpy", "scipy", "cmaes", "smac")
 
 
@@ -45,7 +45,7 @@ def code_version() -> str:
     """A short hash of mixbo's source files and the installed versions of the libraries its
     samplers and the baselines run on."""
     digest = hashlib.sha256()
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[1]
     for package in _PACKAGES:
         for path in sorted((root / package).rglob("*.py")):
             digest.update(str(path.relative_to(root)).encode())

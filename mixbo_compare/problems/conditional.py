@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from common.problem import Problem
 from common.space import Categorical, Float, Integer, MixedSpace
+from mixbo_compare.problems.problem import Problem
 
 _INSTALL_HINT = "sklearn-models needs scikit-learn: pip install 'mixbo[benchmarks]'"
 

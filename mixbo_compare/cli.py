@@ -51,9 +51,9 @@ from typing import Any
 
 import numpy as np
 
-from common.problem import Problem
-from optuna_plugins.compare import report, runner
-from optuna_plugins.compare.run_cache import code_version, load_runs, record_run
+from mixbo_compare import report, runner
+from mixbo_compare.problems.problem import Problem
+from mixbo_compare.run_cache import code_version, load_runs, record_run
 
 DEFAULT_PROBLEMS = ("func2c", "contamination")
 DEFAULT_SAMPLERS = ("mixbo", "cocabo", "casmopolitan", "bofm", "tpe", "random", "gp")
@@ -107,7 +107,7 @@ _PROGRESS_QUEUE: Any = None
 
 
 def _problem(name: str) -> Problem:
-    from common.problems import get_problem
+    from mixbo_compare.problems import get_problem
 
     if name not in _PROBLEM_CACHE:
         _PROBLEM_CACHE[name] = get_problem(name)
@@ -438,7 +438,7 @@ def _expand_samplers(names: Sequence[str]) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    from common.problems import PROBLEMS
+    from mixbo_compare.problems import PROBLEMS
 
     p = argparse.ArgumentParser(
         prog="mixbo-compare",
@@ -520,7 +520,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     command = "mixbo-compare" + (" " + shlex.join(argv) if argv else "")
     if args.list:
-        from common.problems import PROBLEMS
+        from mixbo_compare.problems import PROBLEMS
 
         print("problems:", " ".join(PROBLEMS))
         print(
@@ -552,7 +552,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"unknown sampler(s) {', '.join(unknown)}; choose from "
             f"{', '.join(runner.names())}, ours, optuna, peers, all"
         )
-    from common.problems import get_problem, resolve
+    from mixbo_compare.problems import get_problem, resolve
 
     for name in args.problems:
         try:

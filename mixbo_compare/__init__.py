@@ -7,7 +7,7 @@ line. The plots and the progress bar need the ``compare`` extra (``pip install '
 matplotlib, tqdm), imported only where used; the samplers never import this package.
 """
 
-from optuna_plugins.compare.runner import (
+from mixbo_compare.runner import (
     APPLIES,
     MIXBO_SAMPLERS,
     SAMPLERS,

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from common.problem import Problem
 from common.space import Float, Integer, MixedSpace, Parameter
+from mixbo_compare.problems.problem import Problem
 
 _INSTALL_HINT = "bbob-mixint problems need coco-experiment: pip install 'mixbo[benchmarks]'"
 

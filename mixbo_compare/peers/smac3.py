@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from optuna.distributions import BaseDistribution, CategoricalDistribution
 
-from optuna_plugins.compare.peers._sampler import PeerSampler, decode_params, fixed_params, grid
+from mixbo_compare.peers._sampler import PeerSampler, decode_params, fixed_params, grid
 
 PACKAGE = "smac"
 

@@ -30,11 +30,11 @@ from optuna.distributions import (
     IntDistribution,
 )
 
-from common.problem import Problem
 from common.space import Categorical, Float, MixedSpace
+from mixbo_compare.peers import PEERS, UNAVAILABLE, missing
+from mixbo_compare.problems.problem import Problem
 from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 from optuna_plugins._base import MixedBOSampler
-from optuna_plugins.compare.peers import PEERS, UNAVAILABLE, missing
 
 SamplerFactory = Callable[[int], optuna.samplers.BaseSampler]
 
@@ -165,7 +165,7 @@ def run(
     """
     from optuna.trial import TrialState
 
-    from optuna_plugins.compare.simulated_workers import half_normal_runtimes, simulate
+    from mixbo_compare.simulated_workers import half_normal_runtimes, simulate
 
     dists = distributions(problem.space)
     if isinstance(sampler, str) and sampler in UNAVAILABLE:

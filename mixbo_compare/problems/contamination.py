@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from common.problem import Problem
 from common.space import Categorical, MixedSpace
+from mixbo_compare.problems.problem import Problem
 
 N_STAGES = 25
 N_SIMULATIONS = 100

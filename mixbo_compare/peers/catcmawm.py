@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from optuna.distributions import BaseDistribution, CategoricalDistribution
 
-from optuna_plugins.compare.peers._sampler import PeerSampler, fixed_params, grid, plain
+from mixbo_compare.peers._sampler import PeerSampler, fixed_params, grid, plain
 
 PACKAGE = "cmaes"
 

