@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from mixbo_compare import report, runner
+from mixbo_compare.problems import PROBLEMS, get_problem, resolve
 from mixbo_compare.problems.problem import Problem
 from mixbo_compare.run_cache import code_version, load_runs, record_run
 
@@ -107,8 +108,6 @@ _PROGRESS_QUEUE: Any = None
 
 
 def _problem(name: str) -> Problem:
-    from mixbo_compare.problems import get_problem
-
     if name not in _PROBLEM_CACHE:
         _PROBLEM_CACHE[name] = get_problem(name)
     return _PROBLEM_CACHE[name]
@@ -438,8 +437,6 @@ def _expand_samplers(names: Sequence[str]) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    from mixbo_compare.problems import PROBLEMS
-
     p = argparse.ArgumentParser(
         prog="mixbo-compare",
         description="Compare mixbo's samplers with Optuna's built-in ones and the peers (CatCMA "
@@ -520,8 +517,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     command = "mixbo-compare" + (" " + shlex.join(argv) if argv else "")
     if args.list:
-        from mixbo_compare.problems import PROBLEMS
-
         print("problems:", " ".join(PROBLEMS))
         print(
             "  and by name: bbob-mixint-fF-dD (any function F and dimension D), NAME@N "
@@ -552,7 +547,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"unknown sampler(s) {', '.join(unknown)}; choose from "
             f"{', '.join(runner.names())}, ours, optuna, peers, all"
         )
-    from mixbo_compare.problems import get_problem, resolve
 
     for name in args.problems:
         try:

@@ -30,9 +30,10 @@ from optuna.distributions import (
     IntDistribution,
 )
 
-from common.space import Categorical, Float, MixedSpace
+from common.space.mixed_space import Categorical, Float, MixedSpace
 from mixbo_compare.peers import PEERS, UNAVAILABLE, missing
 from mixbo_compare.problems.problem import Problem
+from mixbo_compare.simulated_workers import half_normal_runtimes, simulate
 from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 from optuna_plugins._base import MixedBOSampler
 
@@ -164,8 +165,6 @@ def run(
     tell (for progress bars).
     """
     from optuna.trial import TrialState
-
-    from mixbo_compare.simulated_workers import half_normal_runtimes, simulate
 
     dists = distributions(problem.space)
     if isinstance(sampler, str) and sampler in UNAVAILABLE:

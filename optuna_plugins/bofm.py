@@ -8,7 +8,7 @@ from typing import Any
 from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial
 
-from common.bofm import BOFMOptions
+from common.methods.bofm.options import BOFMOptions
 from optuna_plugins._base import MixedBOSampler
 
 

@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial
 
-from common.casmopolitan import CasmopolitanOptions
 from common.engine import check_startup
+from common.methods.casmopolitan.options import CasmopolitanOptions
 from optuna_plugins._base import MixedBOSampler
 
 

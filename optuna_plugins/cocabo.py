@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial
 
-from common.cocabo import CoCaBOOptions
 from common.engine import check_startup
+from common.methods.cocabo.options import CoCaBOOptions
 from optuna_plugins._base import MixedBOSampler
 
 

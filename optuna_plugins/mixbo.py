@@ -8,12 +8,13 @@ from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial
 
 from common.engine import check_startup
-from common.mixbo import MixboOptions
+from common.methods.mixbo import MixboOptions
 from optuna_plugins._base import MixedBOSampler
 
 
 class MixboSampler(MixedBOSampler):
-    """Mixed-variable BO with the method that did best on the spaces measured (:mod:`common.mixbo`).
+    """Mixed-variable BO with the method that did best on the spaces measured
+    (:mod:`common.methods.mixbo`).
 
     It runs CASMOPOLITAN's trust regions on every space: of our three methods, the one with
     the best results on the spaces users run (categorical-rich, mixed, and integers and
@@ -23,7 +24,8 @@ class MixboSampler(MixedBOSampler):
     paper's ranks), its acquisition is maximised by 10 local searches rather than the reference
     code's 3, and where a categorical of three or more values meets numeric parameters, the
     suggestion is the candidate that CoCaBO's additive model also expects to improve
-    (:mod:`common.second_opinion`); the measurements behind the rule are in :mod:`common.mixbo`.
+    (:mod:`common.methods.second_opinion`); the measurements behind the rule are in
+    :mod:`common.methods.mixbo`.
 
     Example::
 

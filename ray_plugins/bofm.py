@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from common.bofm import BOFMOptions
+from common.methods.bofm.options import BOFMOptions
 from ray_plugins._base import MixedBOSearch
 from ray_plugins._space import TuneSpace
 
@@ -27,7 +27,7 @@ class BOFMSearch(MixedBOSearch):
     Live trials are busy points: PLAyBOOK penalises the acquisition around them.
 
     Args (besides those of every mixbo searcher, see :class:`MixedBOSearch`): ``graphs`` and
-    ``max_path_values`` as for ``BOFMSampler`` (:class:`common.bofm.BOFMOptions`).
+    ``max_path_values`` as for ``BOFMSampler`` (:class:`common.methods.bofm.options.BOFMOptions`).
     """
 
     def __init__(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from common.casmopolitan import CasmopolitanOptions
 from common.engine import check_startup
+from common.methods.casmopolitan.options import CasmopolitanOptions
 from ray_plugins._base import MixedBOSearch
 from ray_plugins._space import TuneSpace
 
@@ -28,7 +28,7 @@ class CasmopolitanSearch(MixedBOSearch):
 
     Args (besides those of every mixbo searcher, see :class:`MixedBOSearch`): ``acquisition``,
     ``kappa``, ``failure_tolerance`` and ``success_tolerance`` as for ``CasmopolitanSampler``
-    (:class:`common.casmopolitan.CasmopolitanOptions`).
+    (:class:`common.methods.casmopolitan.options.CasmopolitanOptions`).
     """
 
     def __init__(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from common.cocabo import CoCaBOOptions
 from common.engine import check_startup
+from common.methods.cocabo.options import CoCaBOOptions
 from ray_plugins._base import MixedBOSearch
 from ray_plugins._space import TuneSpace
 

@@ -6,19 +6,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from common.engine import check_startup
-from common.mixbo import MixboOptions
+from common.methods.mixbo import MixboOptions
 from ray_plugins._base import MixedBOSearch
 from ray_plugins._space import TuneSpace
 
 
 class MixboSearch(MixedBOSearch):
-    """Mixed-variable BO with the method that did best on the spaces measured (:mod:`common.mixbo`):
-    CASMOPOLITAN on every space, the best of our three methods on the spaces measured, its GP
-    fitted to warped values, the warping chosen at every refit by the evidence for the values (a
-    blend of ranks and magnitudes, or the magnitudes alone where the values are smooth), its
-    acquisition maximised by 10 local searches rather than the reference code's 3, and, where a
-    categorical of three or more values meets numeric parameters, the candidate chosen with
-    CoCaBO's additive model as a second opinion (:mod:`common.second_opinion`).
+    """Mixed-variable BO with the method that did best on the spaces measured
+    (:mod:`common.methods.mixbo`): CASMOPOLITAN on every space, the best of our three methods on the
+    spaces measured, its GP fitted to warped values, the warping chosen at every refit by the
+    evidence for the values (a blend of ranks and magnitudes, or the magnitudes alone where the
+    values are smooth), its acquisition maximised by 10 local searches rather than the reference
+    code's 3, and, where a categorical of three or more values meets numeric parameters, the
+    candidate chosen with CoCaBO's additive model as a second opinion
+    (:mod:`common.methods.second_opinion`).
 
     Example::
 

@@ -16,7 +16,7 @@ import pytest
 from optuna.trial import TrialState
 
 import mixbo_compare as compare
-from common.space import Categorical, Float, MixedSpace
+from common.space.mixed_space import Categorical, Float, MixedSpace
 from mixbo_compare import cli, report
 from mixbo_compare.problems import get_problem
 from mixbo_compare.problems.problem import Problem

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from common.space import Categorical, Float, Integer
+from common.space.mixed_space import Categorical, Float, Integer
 from mixbo_compare.problems import get_problem
 
 # ---------------------------------------------------------------------------------- bbob-mixint

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from mixbo_compare.problems.problem import Problem
+from mixbo_compare.problems.relabel import relabelled
 
 # name -> (module, factory, keyword arguments)
 _REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
@@ -99,7 +100,6 @@ def get_problem(name: str) -> Problem:
     _, seed = _relabelling(name)
     if seed is None:
         return problem
-    from mixbo_compare.problems.relabel import relabelled
 
     return relabelled(problem, seed)
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from common.space import Float, Integer, MixedSpace, Parameter
+from common.space.mixed_space import Float, Integer, MixedSpace, Parameter
 from mixbo_compare.problems.problem import Problem
 
 _INSTALL_HINT = "bbob-mixint problems need coco-experiment: pip install 'mixbo[benchmarks]'"

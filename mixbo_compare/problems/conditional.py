@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from common.space import Categorical, Float, Integer, MixedSpace
+from common.space.mixed_space import Categorical, Float, Integer, MixedSpace
 from mixbo_compare.problems.problem import Problem
 
 _INSTALL_HINT = "sklearn-models needs scikit-learn: pip install 'mixbo[benchmarks]'"

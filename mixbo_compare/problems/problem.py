@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from common.space import MixedSpace
+from common.space.mixed_space import MixedSpace
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from common.space import Categorical
+from common.space.mixed_space import Categorical
 from mixbo_compare.problems.problem import Problem
 
 

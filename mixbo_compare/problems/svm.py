@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from common.space import Categorical, Float, MixedSpace
+from common.space.mixed_space import Categorical, Float, MixedSpace
 from mixbo_compare.problems.problem import Problem
 
 _INSTALL_HINT = "nusvr-diabetes needs scikit-learn: pip install 'mixbo[benchmarks]'"

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from common.space import Categorical, Float, MixedSpace
+from common.space.mixed_space import Categorical, Float, MixedSpace
 from mixbo_compare.problems.problem import Problem
 
 FUNC2C_OPTIMUM = -0.2063257

@@ -1,0 +1,1 @@
+"""common/space/mixed_space."""
