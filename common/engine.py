@@ -7,17 +7,18 @@ Optuna and Ray Tune alike:
   clipped to the finite range, with one warning per study);
 - conditional spaces: configurations may lack parameters (the objective asked for them only on
   some branches); which parameters each branch uses is learned from them
-  (:mod:`common.space.conditions`), and the methods model the union;
+  (:mod:`common.space.conditioning`), and the methods model the union;
 - the start-up rule: a uniformly random design until ``n_startup_trials`` trials have been issued
   (completed or running, other than the one being sampled) and one has completed;
 - the call's random generator, a pure function of the seed, the trial's index and the attempt, so
   a suggestion does not depend on how many calls came before it (a pickled copy, a restored
   searcher and another process holding the same study all agree);
 - one torch thread on the CPU, and the core's warnings sent to the framework's logger;
-- the repeat filter, with :mod:`common.space.configset`'s one definition of "the same
-configuration": a
-  suggestion equal to an evaluated, running or avoided configuration is replaced by a random free
-  one, and only a search space with no free configuration left repeats (said once);
+- the taken configurations (evaluated, running, avoided), with :mod:`common.space.configset`'s
+  one definition of "the same configuration": a suggestion equal to a taken one is replaced by a
+  random free one, and only a search space with no free configuration left repeats (said once);
+- the claims of other workers: a configuration another worker took while this one sampled is
+  sampled again, avoiding it (``claim``, up to :data:`MAX_CLAIMS` times);
 - the fallback: a strategy that raises gives a random free configuration and one warning per cause;
 - the fits a new worker starts from: a strategy without fits of its own adopts the latest ones
   stored with the study (:mod:`common.models.warm_store`);
@@ -115,6 +116,29 @@ class SuggestionEngine:
         self.reporter = Reporter(logger)
         self._strategy: Strategy | None = None
         self._lock = threading.Lock()
+
+    @classmethod
+    def for_adapter(
+        cls,
+        adapter: object,
+        method: MethodOptions,
+        logger: logging.Logger,
+        seed: Any,
+        n_startup_trials: Any,
+        busy: BusyPolicy,
+        slow_suggestion_s: float | None = None,
+    ) -> SuggestionEngine:
+        """The engine of a sampler or searcher (``adapter``: its class name starts each
+        warning), its seed and start-up count checked."""
+        return cls(
+            method,
+            name=type(adapter).__name__,
+            logger=logger,
+            seed=check_seed(seed),
+            n_startup_trials=n_startup_trials,
+            busy=busy,
+            slow_suggestion_s=slow_suggestion_s,
+        )
 
     # ------------------------------------------------------------------ observations
     def history(

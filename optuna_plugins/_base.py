@@ -1,12 +1,13 @@
 """What every mixbo Optuna sampler shares: Optuna's side of :class:`common.engine.SuggestionEngine`.
 
 The sampler only translates. Its own jobs are Optuna's: the search space (the union of every
-parameter the study's trials used, conditional ones included: :mod:`common.space.conditions` models
-which trials use which), reading the study's trials (running trials' parameters from their system
-attributes, so a trial sampled by another thread or process but not yet reported is a busy
-point), and claiming each suggestion in the storage so that two workers sampling at the same
-moment do not run one configuration twice. Everything else (the history, the start-up rule,
-seeds, repeats, fallbacks, warnings) is the engine's.
+parameter the study's trials used, conditional ones included: :mod:`common.space.conditioning`
+learns which trials use which), reading the study's trials (running trials' parameters from their
+system attributes, so a trial sampled by another thread or process but not yet reported is a busy
+point), and storing each suggestion as the trial's claim, reading back what other workers have
+taken (the engine samples again where another worker took ours). Everything else (the history,
+conditioning, the taken configurations, the start-up rule, seeds, repeats, claims, fallbacks,
+warnings) is the engine's, in one call per suggestion.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from common.batch.busy import BusyPolicy
-from common.engine import Suggestion, SuggestionEngine, check_seed
+from common.engine import Suggestion, SuggestionEngine
 from common.methods.options import MethodOptions
 from common.space.history import History
 from optuna_plugins._space import to_mixed_space
@@ -175,13 +176,9 @@ class MixedBOSampler(BaseSampler):
                 "independent_sampler must be an optuna sampler (an optuna.samplers.BaseSampler), "
                 f"got {independent_sampler!r}."
             )
-        self._engine = SuggestionEngine(
-            method,
-            name=type(self).__name__,
-            logger=_logger,
-            seed=check_seed(seed),
-            n_startup_trials=n_startup_trials,
-            busy=BusyPolicy(pending, penalizer, lipschitz),
+        busy = BusyPolicy(pending, penalizer, lipschitz)
+        self._engine = SuggestionEngine.for_adapter(
+            self, method, _logger, seed, n_startup_trials, busy
         )
         self._design_by_engine = independent_sampler is None
         self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
@@ -217,7 +214,7 @@ class MixedBOSampler(BaseSampler):
         history, n_issued = self._observations(study, trial, trials, search_space)
 
         def claim(suggestion: Suggestion) -> list[dict[str, Any]]:
-            """Store the suggestion with the trial; the configurations other trials hold now."""
+            """Store the suggestion with the trial; the configurations other trials have taken."""
             params = {name: suggestion.config[name] for name in search_space}
             _store_relative_params(study, trial, params, search_space)
             if suggestion.source == "model" and (fits := self._engine.warm_fits()):

@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
-from optuna.samplers import BaseSampler
-from optuna.trial import FrozenTrial
-
-from common.engine import check_startup
+from common.method_arguments import method_init
 from common.methods.mixbo import MixboOptions
 from optuna_plugins._base import MixedBOSampler
 
@@ -38,26 +33,4 @@ class MixboSampler(MixedBOSampler):
             :class:`optuna_plugins._base.MixedBOSampler`.
     """
 
-    def __init__(
-        self,
-        *,
-        seed: int | None = None,
-        n_startup_trials: int = 10,
-        independent_sampler: BaseSampler | None = None,
-        warn_independent_sampling: bool = True,
-        pending: str = "playbook",
-        penalizer: str = "hlp",
-        lipschitz: str = "local",
-        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-    ) -> None:
-        super().__init__(
-            MixboOptions(n_init=check_startup(n_startup_trials)),
-            seed=seed,
-            n_startup_trials=n_startup_trials,
-            independent_sampler=independent_sampler,
-            warn_independent_sampling=warn_independent_sampling,
-            pending=pending,
-            penalizer=penalizer,
-            lipschitz=lipschitz,
-            constraints_func=constraints_func,
-        )
+    __init__ = method_init(MixedBOSampler.__init__, MixboOptions)

@@ -23,7 +23,7 @@ from ray.tune.result import DEFAULT_METRIC
 from ray.tune.search import UNDEFINED_METRIC_MODE, UNDEFINED_SEARCH_SPACE, Searcher
 
 from common.batch.busy import BusyPolicy
-from common.engine import SuggestionEngine, check_seed
+from common.engine import SuggestionEngine
 from common.methods.options import MethodOptions
 from common.space.history import History
 from ray_plugins._space import TuneSpace, convert_search_space
@@ -103,14 +103,9 @@ class MixedBOSearch(Searcher):
             )
         self._constraints = tuple(constraints)
         super().__init__(metric=metric, mode=mode)
-        self._engine = SuggestionEngine(
-            method,
-            name=type(self).__name__,
-            logger=_logger,
-            seed=check_seed(seed),
-            n_startup_trials=n_startup_trials,
-            busy=BusyPolicy(pending, penalizer, lipschitz),
-            slow_suggestion_s=slow_suggestion_s,
+        busy = BusyPolicy(pending, penalizer, lipschitz)
+        self._engine = SuggestionEngine.for_adapter(
+            self, method, _logger, seed, n_startup_trials, busy, slow_suggestion_s
         )
         if max_trials is not None and max_trials < 0:
             raise ValueError(f"max_trials must be >= 0, got {max_trials}.")

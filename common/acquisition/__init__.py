@@ -1,1 +1,1 @@
-"""common/acquisition/functions."""
+"""Acquisition functions (log EI, UCB) and the feasibility weighting of constrained studies."""

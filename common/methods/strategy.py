@@ -1,5 +1,5 @@
-"""The interface every method implements, its options, and what the methods share: encoding the
-history's pending points, warm-started GP fits."""
+"""The interface every method's strategy implements, and what the strategies share: the
+acquisition under the busy-point policy, and the warm starts of their GP fits."""
 
 from __future__ import annotations
 

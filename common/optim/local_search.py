@@ -13,7 +13,7 @@ acquisition; rows already observed, pending or chosen (a :class:`common.space.co
 are never candidates.
 
 >>> ends, values = local_optima(acqf, space, region, ConfigSet(space, X), rng)
->>> best = best_end(values)  # None: every row the searches met is already seen
+>>> best = best_end(values)  # None: every row the searches met is already taken
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def _score(acqf, X: np.ndarray) -> np.ndarray:
 def highest(values: np.ndarray, rng: np.random.Generator) -> int:
     """The index of a highest of ``values``, exact ties broken at random.
 
-    A nominal model cannot tell apart categories it has seen nowhere (an overlap kernel gives
+    A nominal model cannot tell apart categories it has observed nowhere (an overlap kernel gives
     every such value of a categorical the same posterior), and ``np.argmax`` would take the first
     one listed: the order of a categorical's choices would decide, information the model does not
     have (on Ackley-5C, whose categories are a discretised axis, the next label is a step towards
@@ -126,11 +126,11 @@ def _tolerance(vals: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(vals), 1e-4 * np.maximum(np.abs(vals), 1.0), 0.0)
 
 
-def _categorical_move(acqf, space, region, X, vals, seen, rng, max_neighbours):
+def _categorical_move(acqf, space, region, X, vals, taken, rng, max_neighbours):
     """One steepest-ascent Hamming-1 move of every row (one batched acquisition call)."""
     N = hamming_neighbours(X, space, rng, max_neighbours)
     flat = N.reshape(-1, X.shape[1])
-    ok = region.contains(flat) & ~seen.contains(flat)
+    ok = region.contains(flat) & ~taken.contains(flat)
     scores = np.full(len(flat), -np.inf)
     scores[ok] = _score(acqf, flat[ok])
     scores = scores.reshape(N.shape[:2])
@@ -142,7 +142,7 @@ def _categorical_move(acqf, space, region, X, vals, seen, rng, max_neighbours):
     return moved
 
 
-def _continuous_move(acqf, space, region, X, vals, seen, steps: int, lr: float):
+def _continuous_move(acqf, space, region, X, vals, taken, steps: int, lr: float):
     """A few Adam steps (ascent) on the continuous values of every row, in box coordinates,
     projected onto the box; a row moves if its snapped result scores higher."""
     cont = list(region.cont_dims)
@@ -168,14 +168,14 @@ def _continuous_move(acqf, space, region, X, vals, seen, steps: int, lr: float):
     X_new[:, cont] = region.lower + u1 * width
     X_new = snap_into_region(space, region, X_new)
     new_vals = _score(acqf, X_new)
-    new_vals[seen.contains(X_new)] = -np.inf
+    new_vals[taken.contains(X_new)] = -np.inf
     moved = new_vals > vals + _tolerance(vals)
     X[moved] = X_new[moved]
     vals[moved] = new_vals[moved]
     return moved
 
 
-def _polish(acqf, space, region, x, value, seen, rng):
+def _polish(acqf, space, region, x, value, taken, rng):
     """L-BFGS-B on the continuous values of ``x`` inside the box, categories fixed."""
     x_new, _ = maximize_continuous(
         acqf,
@@ -189,7 +189,7 @@ def _polish(acqf, space, region, x, value, seen, rng):
         extra_starts=x[list(region.cont_dims)][None],
     )
     x_new = snap_into_region(space, region, x_new[None])
-    if seen.contains(x_new)[0]:
+    if taken.contains(x_new)[0]:
         return x, value
     new_value = float(_score(acqf, x_new)[0])
     return (x_new[0], new_value) if new_value > value else (x, value)
@@ -200,7 +200,7 @@ def local_optima(
     acqf,
     space: MixedSpace,
     region: Region,
-    seen: ConfigSet,
+    taken: ConfigSet,
     rng: np.random.Generator,
     *,
     n_starts: int = 3,
@@ -216,30 +216,30 @@ def local_optima(
     batched call). Then rounds of categorical moves (Hamming-1, steepest ascent) and, on mixed
     spaces, continuous moves, until no start improves or ``max_rounds``; finally the best row's
     continuous values are polished by L-BFGS-B. A row's value is ``-inf`` where every row its
-    search met is already in ``seen`` (a tiny, exhausted region).
+    search met is already in ``taken`` (a tiny, exhausted region).
     """
     has_cat = bool(region.cat_dims) and region.hamming > 0
     has_cont = bool(region.cont_dims)
     raw = sample_in_region(space, region, n_raw, rng)
-    raw = raw[~seen.contains(raw)]
+    raw = raw[~taken.contains(raw)]
     raw_vals = _score(acqf, raw)
     top = np.argsort(-raw_vals)[: max(n_starts - 1, 0)]
     X = np.vstack([region.centre[None], raw[top]])
     vals = np.concatenate([[-np.inf], raw_vals[top]])
-    if not seen.contains(region.centre[None])[0]:
+    if not taken.contains(region.centre[None])[0]:
         vals[0] = float(_score(acqf, region.centre[None])[0])
     for _ in range(max_rounds):
         moved = np.zeros(len(X), dtype=bool)
         if has_cat:
-            moved |= _categorical_move(acqf, space, region, X, vals, seen, rng, max_neighbours)
+            moved |= _categorical_move(acqf, space, region, X, vals, taken, rng, max_neighbours)
         if has_cont:
-            moved |= _continuous_move(acqf, space, region, X, vals, seen, grad_steps, lr)
+            moved |= _continuous_move(acqf, space, region, X, vals, taken, grad_steps, lr)
         if not moved.any():
             break
     best = int(np.argmax(vals))
     if has_cont and np.isfinite(vals[best]):
         try:
-            x, value = _polish(acqf, space, region, X[best].copy(), vals[best], seen, rng)
+            x, value = _polish(acqf, space, region, X[best].copy(), vals[best], taken, rng)
             X[best], vals[best] = x, value
         except Exception as err:  # the unpolished point is still a good one
             warn(f"Continuous polish failed ({err}); using the local-search point.", cause="polish")

@@ -1,4 +1,4 @@
-"""Benchmark problems, framework-free: each factory returns a :class:`common.Problem`.
+"""Benchmark problems, framework-free: each factory returns a :class:`problem.Problem`.
 
 ``get_problem(name)`` builds one by name; ``PROBLEMS`` lists the registered names. Further
 instances need no registration: ``NAME@N`` is instance ``N`` of a registered problem that has

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from common.batch.busy import BusyPolicy
@@ -25,13 +25,15 @@ class BOFMOptions(MethodOptions):
     ``n_spray`` perturbations of the best observed rows.
     """
 
-    graphs: Mapping[str, Any] = field(default_factory=dict)
+    graphs: Mapping[str, Any] | None = None
     max_path_values: int | None = None
     n_raw: int = 512
     n_spray: int = 128
     n_starts: int = 10
 
     def __post_init__(self) -> None:
+        if self.graphs is None:
+            object.__setattr__(self, "graphs", {})
         if not isinstance(self.graphs, Mapping):
             raise ValueError(
                 f"graphs must map parameter names to adjacency matrices, got {self.graphs!r}."

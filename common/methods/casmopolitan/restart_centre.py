@@ -7,7 +7,7 @@ suggest promise but have not looked. The trust-region *rules* (when to restart, 
 were the restarts' bests) live in :mod:`common.methods.casmopolitan.trust_region`; this module fits
 the model.
 
->>> centre = choose_restart_centre(space, X, values, state, rng, exclude=seen)
+>>> centre = choose_restart_centre(space, X, values, state, rng, exclude=taken)
 """
 
 from __future__ import annotations
