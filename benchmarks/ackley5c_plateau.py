@@ -98,14 +98,14 @@ def plateau_ranks(runs: list[list[dict]]) -> dict[str, dict[str, list[int]]]:
     """Per model, the fix's and the wrong variable's ranks by log EI among the unseen
     single-category neighbours of the incumbent (:func:`neighbour_ranks`), refitted on each run up
     to the trial that first reaches the plateau."""
-    from common.acquisition import evaluate, log_expected_improvement
-    from common.casmopolitan import CHOSEN_WARPINGS, casmopolitan_kernels
-    from common.configset import ConfigSet
-    from common.gp import FIT_MAXITER, fit_gp
-    from common.kernel_choice import fit_choosing
-    from common.kernels import cocabo_kernel
-    from common.local_search import hamming_neighbours
-    from common.problems import get_problem
+    from common.acquisition.functions import evaluate, log_expected_improvement
+    from common.methods.casmopolitan.options import CHOSEN_WARPINGS
+    from common.models.gp import FIT_MAXITER, fit_gp
+    from common.models.kernel_choice import fit_choosing
+    from common.models.kernels.mixture import casmopolitan_kernels, cocabo_kernel
+    from common.optim.local_search import hamming_neighbours
+    from common.space.configset import ConfigSet
+    from mixbo_compare.problems import get_problem
 
     problem = get_problem("ackley5c")
     space = problem.space

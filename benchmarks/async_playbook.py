@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
 
-from optuna_plugins.compare.run_cache import load_runs, record_run
+from mixbo_compare.run_cache import load_runs, record_run
 
 # name -> (mixbo sampler class, keyword arguments); Optuna's samplers are in compare.SAMPLERS
 VARIANTS: dict[str, tuple[str, dict]] = {
@@ -45,7 +45,7 @@ OPTUNA_ASYNC = ("tpe-cl", "gp")
 
 def _factory(name: str):
     import optuna_plugins
-    from optuna_plugins.compare import SAMPLERS
+    from mixbo_compare import SAMPLERS
 
     if name in VARIANTS:
         cls, kwargs = VARIANTS[name]
@@ -68,8 +68,8 @@ def near_duplicate_rate(space, params: list[dict]) -> float:
 def _one(task: tuple[str, str, int, int, int]) -> dict:
     import optuna
 
-    from common.problems import get_problem
-    from optuna_plugins.compare import run
+    from mixbo_compare import run
+    from mixbo_compare.problems import get_problem
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     problem_name, sampler, k, seed, trials = task

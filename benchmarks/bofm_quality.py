@@ -31,8 +31,8 @@ def _run(task: tuple[str, str, int, int]) -> dict:
     import optuna
     import torch
 
-    from common.problems import get_problem
-    from optuna_plugins.compare import run
+    from mixbo_compare import run
+    from mixbo_compare.problems import get_problem
 
     torch.set_num_threads(1)
     optuna.logging.set_verbosity(optuna.logging.ERROR)

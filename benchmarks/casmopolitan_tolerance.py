@@ -22,7 +22,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
 
-from optuna_plugins.compare.run_cache import load_runs, record_run
+from mixbo_compare.run_cache import load_runs, record_run
 
 VARIANTS = {"ours": None, "ref40": 40, "turbo": "dim", "third": "dim/3", "sqrt": "sqrt"}
 
@@ -30,9 +30,9 @@ VARIANTS = {"ours": None, "ref40": 40, "turbo": "dim", "third": "dim/3", "sqrt":
 def _one(task: tuple[str, str, int, int]) -> dict:
     import optuna
 
-    from common.problems import get_problem
+    from mixbo_compare import run
+    from mixbo_compare.problems import get_problem
     from optuna_plugins import CasmopolitanSampler
-    from optuna_plugins.compare import run
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     problem_name, name, seed, trials = task

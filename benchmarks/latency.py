@@ -33,7 +33,7 @@ import time
 import numpy as np
 import optuna
 
-from optuna_plugins.compare import SAMPLERS
+from mixbo_compare import SAMPLERS
 
 CHECKPOINTS = (25, 50, 100)
 WINDOW = 2  # asks with completed trials in [c - WINDOW, c + WINDOW] count for checkpoint c
@@ -64,8 +64,8 @@ def cat25(trial: optuna.Trial) -> float:
 
 def ackley53(trial: optuna.Trial) -> float:
     """Ackley-53: 50 binary categorical and 3 float parameters (CASMOPOLITAN's mixed benchmark)."""
-    from common.problems import get_problem
-    from common.space import Categorical
+    from common.space.mixed_space import Categorical
+    from mixbo_compare.problems import get_problem
 
     problem = get_problem("ackley53")
     params = {
@@ -138,7 +138,12 @@ def warm_up(names: list[str], objective, seed: int) -> float:
     start = time.perf_counter()
     for module in ("torch", "gpytorch", "botorch", "optuna._gp.gp", "optuna._gp.optim_mixed"):
         importlib.import_module(module)
-    for module in ("common.cocabo", "common.casmopolitan", "common.bofm", "common.mixbo"):
+    for module in (
+        "common.methods.cocabo.strategy",
+        "common.methods.casmopolitan.strategy",
+        "common.methods.bofm.strategy",
+        "common.methods.mixbo",
+    ):
         importlib.import_module(module)
     history = prefilled_history(objective, 12, seed)
     for name in names:

@@ -41,9 +41,9 @@ def child(name: str, n_trials: int, every: int, seed: int) -> None:
     import optuna
     from latency import mixed9
 
-    from optuna_plugins.compare import SAMPLERS
-    from optuna_plugins.compare.cli import QUIET_PEER_LOGGERS
-    from optuna_plugins.compare.peers import PEERS
+    from mixbo_compare import SAMPLERS
+    from mixbo_compare.cli import QUIET_PEER_LOGGERS
+    from mixbo_compare.peers import PEERS
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     optuna.logging.disable_default_handler()

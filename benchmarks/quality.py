@@ -16,8 +16,8 @@ import numpy as np
 def _best(args: tuple[str, str, int, int]) -> tuple[str, str, int, float, float]:
     import optuna
 
-    from common.problems import get_problem
-    from optuna_plugins.compare import run
+    from mixbo_compare import run
+    from mixbo_compare.problems import get_problem
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     problem, sampler, seed, trials = args

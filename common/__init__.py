@@ -5,8 +5,7 @@ Importing this package is cheap; torch, gpytorch and botorch load with the strat
 
 __mixbo__ = True
 
-from common.history import History  # noqa: E402
-from common.problem import Problem  # noqa: E402
-from common.space import Categorical, Float, Integer, MixedSpace  # noqa: E402
+from common.space.history import History  # noqa: E402
+from common.space.mixed_space import Categorical, Float, Integer, MixedSpace  # noqa: E402
 
-__all__ = ["Categorical", "Float", "History", "Integer", "MixedSpace", "Problem"]
+__all__ = ["Categorical", "Float", "History", "Integer", "MixedSpace"]

@@ -7,19 +7,21 @@ Optuna and Ray Tune alike:
   clipped to the finite range, with one warning per study);
 - conditional spaces: configurations may lack parameters (the objective asked for them only on
   some branches); which parameters each branch uses is learned from them
-  (:mod:`common.conditional`), and the methods model the union;
+  (:mod:`common.space.conditioning`), and the methods model the union;
 - the start-up rule: a uniformly random design until ``n_startup_trials`` trials have been issued
   (completed or running, other than the one being sampled) and one has completed;
 - the call's random generator, a pure function of the seed, the trial's index and the attempt, so
   a suggestion does not depend on how many calls came before it (a pickled copy, a restored
   searcher and another process holding the same study all agree);
 - one torch thread on the CPU, and the core's warnings sent to the framework's logger;
-- the repeat filter, with :mod:`common.configset`'s one definition of "the same configuration": a
-  suggestion equal to an evaluated, running or avoided configuration is replaced by a random free
-  one, and only a search space with no free configuration left repeats (said once);
+- the taken configurations (evaluated, running, avoided), with :mod:`common.space.configset`'s
+  one definition of "the same configuration": a suggestion equal to a taken one is replaced by a
+  random free one, and only a search space with no free configuration left repeats (said once);
+- the claims of other workers: a configuration another worker took while this one sampled is
+  sampled again, avoiding it (``claim``, up to :data:`MAX_CLAIMS` times);
 - the fallback: a strategy that raises gives a random free configuration and one warning per cause;
 - the fits a new worker starts from: a strategy without fits of its own adopts the latest ones
-  stored with the study (:mod:`common.warm_store`);
+  stored with the study (:mod:`common.models.warm_store`);
 - the memory of the models a suggestion discards, collected by bytes (:mod:`common.reclaim`);
 - the timing of each suggestion.
 """
@@ -33,22 +35,26 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from common.busy import BusyPolicy
-from common.conditional import conditioned
-from common.configset import ConfigSet
-from common.history import History
+from common.batch.busy import BusyPolicy
 from common.log import Reporter, reporting_to
+from common.methods.options import MethodOptions
 from common.reclaim import after_model_suggestion
 from common.runtime import single_thread
-from common.space import MixedSpace
-from common.strategy import MethodOptions, Strategy
+from common.space.conditioning import conditioned
+from common.space.configset import ConfigSet
+from common.space.history import History
+from common.space.mixed_space import MixedSpace
+
+if TYPE_CHECKING:
+    from common.methods.strategy import Strategy
 
 RANDOM_DRAWS = 256  # random rows tried for a free configuration before enumerating the space
 ENUMERATION_LIMIT = 100_000  # discrete spaces up to this size are enumerated when draws fail
+MAX_CLAIMS = 3  # picks per trial while other workers keep taking them
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,29 @@ class SuggestionEngine:
         self._strategy: Strategy | None = None
         self._lock = threading.Lock()
 
+    @classmethod
+    def for_adapter(
+        cls,
+        adapter: object,
+        method: MethodOptions,
+        logger: logging.Logger,
+        seed: Any,
+        n_startup_trials: Any,
+        busy: BusyPolicy,
+        slow_suggestion_s: float | None = None,
+    ) -> SuggestionEngine:
+        """The engine of a sampler or searcher (``adapter``: its class name starts each
+        warning), its seed and start-up count checked."""
+        return cls(
+            method,
+            name=type(adapter).__name__,
+            logger=logger,
+            seed=check_seed(seed),
+            n_startup_trials=n_startup_trials,
+            busy=busy,
+            slow_suggestion_s=slow_suggestion_s,
+        )
+
     # ------------------------------------------------------------------ observations
     def history(
         self,
@@ -172,24 +201,78 @@ class SuggestionEngine:
         *,
         trial_index: int,
         n_issued: int,
-        attempt: int = 0,
         avoid: Iterable[Mapping[str, Any]] = (),
-        random: bool = False,
+        design: bool = True,
         study_fits: Callable[[], str] | None = None,
-    ) -> Suggestion:
-        """One configuration of ``space`` for trial number ``trial_index``.
+        claim: Callable[[Suggestion], Iterable[Mapping[str, Any]]] | None = None,
+    ) -> Suggestion | None:
+        """One configuration of ``space`` for trial number ``trial_index``: the whole path from
+        the observations to the suggestion, conditioning and the taken configurations included.
 
         ``n_issued`` counts the trials the start-up rule counts; ``avoid`` lists configurations
-        held elsewhere that ``history`` does not show (claims of other workers). ``random``
-        asks for a random free configuration instead of the model's (source ``"random"``).
+        taken elsewhere that ``history`` does not show. ``design=False``: the adapter's own
+        sampler makes the start-up design, and the engine returns ``None`` until it is done.
         ``study_fits`` reads the GP fits stored with the study (:meth:`warm_fits` of another
-        worker); a strategy without fits of its own starts from them.
+        worker); a strategy without fits of its own starts from them. ``claim(suggestion)``
+        records the suggestion where other workers see it and returns the configurations they
+        hold now: one of ours that another worker took meanwhile is sampled again, avoiding
+        theirs, up to :data:`MAX_CLAIMS` times, the last time a random free configuration
+        (workers that sample at the same moment from the same history make the same choices).
         """
-        start = time.perf_counter()
-        rng = self.rng(trial_index, attempt)
-        space = conditioned(space, history.configs)
+        if not design and not self.design_done(len(history), n_issued):
+            return None
+        space = conditioned(space, history.configs)  # "the same configuration" per branch
         taken = ConfigSet(space)
         taken.add_configs((*history.configs, *history.pending, *avoid))
+        claimed: list[Mapping[str, Any]] = []  # configurations other workers took meanwhile
+        for attempt in range(MAX_CLAIMS if claim is not None else 1):
+            suggestion = self._suggest_once(
+                space,
+                History(
+                    history.configs,
+                    history.values,
+                    (*history.pending, *claimed),
+                    history.constraints,
+                ),
+                taken,
+                trial_index=trial_index,
+                n_issued=n_issued,
+                attempt=attempt,
+                random=attempt == MAX_CLAIMS - 1,
+                study_fits=study_fits,
+            )
+            if claim is None:
+                return suggestion
+            news = taken.not_taken(claim(suggestion))  # what other workers took meanwhile
+            theirs = ConfigSet(space)
+            theirs.add_configs(news)
+            if suggestion.config not in theirs:
+                return suggestion
+            claimed.extend(news)
+            taken.add_configs(news)
+        self.reporter.warn(
+            f"{self.name}: trial {trial_index}'s configuration was taken by another trial each "
+            f"of {MAX_CLAIMS} times it sampled; it runs the last one anyway.",
+            cause="claims lost",
+        )
+        return suggestion
+
+    def _suggest_once(
+        self,
+        space: MixedSpace,
+        history: History,
+        taken: ConfigSet,
+        *,
+        trial_index: int,
+        n_issued: int,
+        attempt: int,
+        random: bool,
+        study_fits: Callable[[], str] | None,
+    ) -> Suggestion:
+        """One pick: the design, a random free configuration (``random``), or the model's (a
+        repeat of a ``taken`` one replaced by a random free one, a failure by a fallback)."""
+        start = time.perf_counter()
+        rng = self.rng(trial_index, attempt)
         if not self.design_done(len(history), n_issued):
             config, source = self.random_free(space, taken, rng), "design"
         elif random:
@@ -259,7 +342,7 @@ class SuggestionEngine:
 
     def _adopt_study_fits(self, study_fits: Callable[[], str]) -> None:
         """A strategy new to the study (a new worker, a restarted job) warm-starts from the fits
-        stored with it (:mod:`common.warm_store`) instead of fitting from its priors."""
+        stored with it (:mod:`common.models.warm_store`) instead of fitting from its priors."""
         try:
             if not self.strategy.has_warm_start and (text := study_fits()):
                 self.strategy.adopt_warm(text)

@@ -1,12 +1,13 @@
 """What every mixbo Optuna sampler shares: Optuna's side of :class:`common.engine.SuggestionEngine`.
 
 The sampler only translates. Its own jobs are Optuna's: the search space (the union of every
-parameter the study's trials used, conditional ones included: :mod:`common.conditional` models
-which trials use which), reading the study's trials (running trials' parameters from their system
-attributes, so a trial sampled by another thread or process but not yet reported is a busy
-point), and claiming each suggestion in the storage so that two workers sampling at the same
-moment do not run one configuration twice. Everything else (the history, the start-up rule,
-seeds, repeats, fallbacks, warnings) is the engine's.
+parameter the study's trials used, conditional ones included: :mod:`common.space.conditioning`
+learns which trials use which), reading the study's trials (running trials' parameters from their
+system attributes, so a trial sampled by another thread or process but not yet reported is a busy
+point), and storing each suggestion as the trial's claim, reading back what other workers have
+taken (the engine samples again where another worker took ours). Everything else (the history,
+conditioning, the taken configurations, the start-up rule, seeds, repeats, claims, fallbacks,
+warnings) is the engine's, in one call per suggestion.
 """
 
 from __future__ import annotations
@@ -23,12 +24,10 @@ from optuna.samplers._base import _process_constraints_after_trial
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from common.busy import BusyPolicy
-from common.conditional import conditioned
-from common.configset import ConfigSet
-from common.engine import SuggestionEngine, check_seed
-from common.history import History
-from common.strategy import MethodOptions
+from common.batch.busy import BusyPolicy
+from common.engine import Suggestion, SuggestionEngine
+from common.methods.options import MethodOptions
+from common.space.history import History
 from optuna_plugins._space import to_mixed_space
 
 _logger = optuna.logging.get_logger("optuna.mixbo")
@@ -38,11 +37,10 @@ _logger = optuna.logging.get_logger("optuna.mixbo")
 # still counts as a busy point. Values are internal representations (category indices), as JSON
 # chunked to the RDB storage's column limit.
 _RELATIVE_PARAMS_KEY = "mixbo:relative_params"
-# The fitted GP hyper-parameters after each model suggestion (common.warm_store), so that a new
-# worker, or a restarted job, warm-starts from the study's latest fits instead of its priors.
+# The fitted GP hyper-parameters after each model suggestion (common.models.warm_store), so that a
+# new worker, or a restarted job, warm-starts from the study's latest fits instead of its priors.
 _WARM_FITS_KEY = "mixbo:warm_fits"
 _SYSTEM_ATTR_MAX_LENGTH = 2045
-_MAX_CLAIMS = 3  # picks per trial while other workers keep taking them
 _STATES = (TrialState.COMPLETE, TrialState.RUNNING)
 
 
@@ -147,7 +145,7 @@ class MixedBOSampler(BaseSampler):
         warn_independent_sampling: Log a warning (once per parameter) when a parameter is
             sampled independently after the start-up trials.
         pending, penalizer, lipschitz: How running trials count, other threads' and processes'
-            included (:class:`common.busy.BusyPolicy`): ``pending="playbook"`` penalises the
+            included (:class:`common.batch.busy.BusyPolicy`): ``pending="playbook"`` penalises the
             acquisition around them (PLAyBOOK, the default), ``"kriging_believer"`` conditions
             the GP on its mean there, ``"ignore"`` neither; ``penalizer`` is PLAyBOOK's ``"hlp"``
             (hard local, default) or ``"lp"``, ``lipschitz`` its ``"local"`` (per busy point,
@@ -156,7 +154,8 @@ class MixedBOSampler(BaseSampler):
             returns its constraint values (feasible when each is ≤ 0), stored with the trial.
             Constraints set in the objective with ``trial.set_constraint(name, value)`` are
             used without it. Every method then weighs its acquisition by the probability of
-            feasibility, and the incumbent is the best feasible trial (:mod:`common.constraints`).
+            feasibility, and the incumbent is the best feasible trial
+            (:mod:`common.acquisition.feasibility`).
     """
 
     def __init__(
@@ -177,13 +176,9 @@ class MixedBOSampler(BaseSampler):
                 "independent_sampler must be an optuna sampler (an optuna.samplers.BaseSampler), "
                 f"got {independent_sampler!r}."
             )
-        self._engine = SuggestionEngine(
-            method,
-            name=type(self).__name__,
-            logger=_logger,
-            seed=check_seed(seed),
-            n_startup_trials=n_startup_trials,
-            busy=BusyPolicy(pending, penalizer, lipschitz),
+        busy = BusyPolicy(pending, penalizer, lipschitz)
+        self._engine = SuggestionEngine.for_adapter(
+            self, method, _logger, seed, n_startup_trials, busy
         )
         self._design_by_engine = independent_sampler is None
         self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
@@ -215,50 +210,29 @@ class MixedBOSampler(BaseSampler):
         self._check_single_objective(study)
         if not search_space:
             return {}
-        space = to_mixed_space(search_space)
         trials = study.get_trials(deepcopy=False, states=_STATES)
         history, n_issued = self._observations(study, trial, trials, search_space)
-        if not self._design_by_engine and not self._engine.design_done(len(history), n_issued):
-            return {}  # the user's independent sampler makes the start-up design
-        space = conditioned(space, history.configs)  # "the same configuration" per branch
-        known = ConfigSet(space)
-        known.add_configs((*history.configs, *history.pending))
-        claimed: list[dict[str, Any]] = []  # configurations other workers took meanwhile
-        for attempt in range(_MAX_CLAIMS):
-            suggestion = self._engine.suggest(
-                space,
-                History(
-                    history.configs,
-                    history.values,
-                    (*history.pending, *claimed),
-                    history.constraints,
-                ),
-                trial_index=trial.number,
-                n_issued=n_issued,
-                attempt=attempt,
-                # Workers that sample at the same moment from the same history make the same
-                # choices: two that lost their claims to each other twice would collide again,
-                # so the last pick is a random free configuration (its own per trial).
-                random=attempt == _MAX_CLAIMS - 1,
-                study_fits=lambda: _latest_warm_fits(trials),
-            )
+
+        def claim(suggestion: Suggestion) -> list[dict[str, Any]]:
+            """Store the suggestion with the trial; the configurations other trials have taken."""
             params = {name: suggestion.config[name] for name in search_space}
             _store_relative_params(study, trial, params, search_space)
             if suggestion.source == "model" and (fits := self._engine.warm_fits()):
                 _store_text(study, trial, _WARM_FITS_KEY, fits)
-            news = known.unseen(self._held_elsewhere(study, trial, search_space))
-            held = ConfigSet(space)
-            held.add_configs(news)
-            if params not in held:
-                return params
-            claimed.extend(news)
-            known.add_configs(news)
-        self._engine.reporter.warn(
-            f"{type(self).__name__}: trial {trial.number}'s configuration was taken by another "
-            f"trial each of {_MAX_CLAIMS} times it sampled; it runs the last one anyway.",
-            cause="claims lost",
+            return self._taken_elsewhere(study, trial, search_space)
+
+        suggestion = self._engine.suggest(
+            to_mixed_space(search_space),
+            history,
+            trial_index=trial.number,
+            n_issued=n_issued,
+            design=self._design_by_engine,  # else the user's independent sampler makes it
+            study_fits=lambda: _latest_warm_fits(trials),
+            claim=claim,
         )
-        return params
+        if suggestion is None:
+            return {}
+        return {name: suggestion.config[name] for name in search_space}
 
     def _observations(
         self,
@@ -289,10 +263,11 @@ class MixedBOSampler(BaseSampler):
         return history, len(others)
 
     @staticmethod
-    def _held_elsewhere(
+    def _taken_elsewhere(
         study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> list[dict[str, Any]]:
-        """The parameters other trials hold (completed, or running and known), read after ours.
+        """The parameters other trials have taken (completed, or running and known), read after
+        ours.
 
         Two workers that sample at the same moment do not see each other's trial as busy (and the
         model, fitted to the same data, can put both at the same bound). Each re-reads the storage
@@ -301,7 +276,7 @@ class MixedBOSampler(BaseSampler):
         stored last sees the other's claim, so a check that passes is never followed by a
         conflicting one that also passes.
         """
-        held = []
+        taken = []
         for t in study.get_trials(deepcopy=False, states=_STATES):
             if t.number == trial.number:
                 continue
@@ -310,8 +285,8 @@ class MixedBOSampler(BaseSampler):
             else:
                 params = _pending_params(t, search_space)
             if params is not None:
-                held.append(params)
-        return held
+                taken.append(params)
+        return taken
 
     def sample_independent(
         self,

@@ -11,7 +11,7 @@ from optuna.distributions import (
     IntDistribution,
 )
 
-from common.space import Categorical, Float, Integer, MixedSpace, Parameter
+from common.space.mixed_space import Categorical, Float, Integer, MixedSpace, Parameter
 
 
 def to_parameter(name: str, dist: BaseDistribution) -> Parameter:

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
-from optuna.samplers import BaseSampler
-from optuna.trial import FrozenTrial
-
-from common.casmopolitan import CasmopolitanOptions
-from common.engine import check_startup
+from common.method_arguments import method_init
+from common.methods.casmopolitan.options import CasmopolitanOptions
 from optuna_plugins._base import MixedBOSampler
 
 
@@ -27,52 +22,17 @@ class CasmopolitanSampler(MixedBOSampler):
         study = optuna.create_study(sampler=CasmopolitanSampler(seed=0))
         study.optimize(objective, n_trials=150)
 
-    Args:
-        seed: Seed of the sampler's own random generator (global RNGs are never touched).
-        n_startup_trials, independent_sampler, warn_independent_sampling: As for every mixbo
-            sampler, see :class:`optuna_plugins._base.MixedBOSampler`.
+    Args (besides those of every mixbo sampler, see :class:`optuna_plugins._base.MixedBOSampler`):
         acquisition: ``"ei"`` (log expected improvement, the reference's choice) or ``"ucb"``.
         kappa: UCB exploration weight, for ``acquisition="ucb"`` and for restart centres.
         failure_tolerance: Failures in a row before the trust region shrinks; ``None`` chooses it
             from the dimensions, TuRBO's ``max(4, d)`` for each region: ``d`` the number of float
             and int parameters for the box, of categorical ones for the Hamming ball.
         success_tolerance: Successes in a row before it expands.
-        pending, penalizer, lipschitz: How running trials count (PLAyBOOK by default); see
-            :class:`optuna_plugins._base.MixedBOSampler`.
-        constraints_func: Constraint values of a finished trial (feasible when each is ≤ 0), as
-            Optuna's samplers take it; see :class:`optuna_plugins._base.MixedBOSampler`.
     """
 
-    def __init__(
-        self,
-        *,
-        seed: int | None = None,
-        n_startup_trials: int = 10,
-        independent_sampler: BaseSampler | None = None,
-        warn_independent_sampling: bool = True,
-        acquisition: str = "ei",
-        kappa: float = 2.0,
-        failure_tolerance: int | None = None,
-        success_tolerance: int = 3,
-        pending: str = "playbook",
-        penalizer: str = "hlp",
-        lipschitz: str = "local",
-        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-    ) -> None:
-        super().__init__(
-            CasmopolitanOptions(
-                n_init=check_startup(n_startup_trials),
-                acquisition=acquisition,
-                kappa=kappa,
-                failure_tolerance=failure_tolerance,
-                success_tolerance=success_tolerance,
-            ),
-            seed=seed,
-            n_startup_trials=n_startup_trials,
-            independent_sampler=independent_sampler,
-            warn_independent_sampling=warn_independent_sampling,
-            pending=pending,
-            penalizer=penalizer,
-            lipschitz=lipschitz,
-            constraints_func=constraints_func,
-        )
+    __init__ = method_init(
+        MixedBOSampler.__init__,
+        CasmopolitanOptions,
+        ("acquisition", "kappa", "failure_tolerance", "success_tolerance"),
+    )

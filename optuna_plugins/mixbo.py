@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
-from optuna.samplers import BaseSampler
-from optuna.trial import FrozenTrial
-
-from common.engine import check_startup
-from common.mixbo import MixboOptions
+from common.method_arguments import method_init
+from common.methods.mixbo import MixboOptions
 from optuna_plugins._base import MixedBOSampler
 
 
 class MixboSampler(MixedBOSampler):
-    """Mixed-variable BO with the method that did best on the spaces measured (:mod:`common.mixbo`).
+    """Mixed-variable BO with the method that did best on the spaces measured
+    (:mod:`common.methods.mixbo`).
 
     It runs CASMOPOLITAN's trust regions on every space: of our three methods, the one with
     the best results on the spaces users run (categorical-rich, mixed, and integers and
@@ -23,7 +19,8 @@ class MixboSampler(MixedBOSampler):
     paper's ranks), its acquisition is maximised by 10 local searches rather than the reference
     code's 3, and where a categorical of three or more values meets numeric parameters, the
     suggestion is the candidate that CoCaBO's additive model also expects to improve
-    (:mod:`common.second_opinion`); the measurements behind the rule are in :mod:`common.mixbo`.
+    (:mod:`common.methods.second_opinion`); the measurements behind the rule are in
+    :mod:`common.methods.mixbo`.
 
     Example::
 
@@ -36,26 +33,4 @@ class MixboSampler(MixedBOSampler):
             :class:`optuna_plugins._base.MixedBOSampler`.
     """
 
-    def __init__(
-        self,
-        *,
-        seed: int | None = None,
-        n_startup_trials: int = 10,
-        independent_sampler: BaseSampler | None = None,
-        warn_independent_sampling: bool = True,
-        pending: str = "playbook",
-        penalizer: str = "hlp",
-        lipschitz: str = "local",
-        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-    ) -> None:
-        super().__init__(
-            MixboOptions(n_init=check_startup(n_startup_trials)),
-            seed=seed,
-            n_startup_trials=n_startup_trials,
-            independent_sampler=independent_sampler,
-            warn_independent_sampling=warn_independent_sampling,
-            pending=pending,
-            penalizer=penalizer,
-            lipschitz=lipschitz,
-            constraints_func=constraints_func,
-        )
+    __init__ = method_init(MixedBOSampler.__init__, MixboOptions)

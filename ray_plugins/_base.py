@@ -22,10 +22,10 @@ from ray import cloudpickle
 from ray.tune.result import DEFAULT_METRIC
 from ray.tune.search import UNDEFINED_METRIC_MODE, UNDEFINED_SEARCH_SPACE, Searcher
 
-from common.busy import BusyPolicy
-from common.engine import SuggestionEngine, check_seed
-from common.history import History
-from common.strategy import MethodOptions
+from common.batch.busy import BusyPolicy
+from common.engine import SuggestionEngine
+from common.methods.options import MethodOptions
+from common.space.history import History
 from ray_plugins._space import TuneSpace, convert_search_space
 
 _logger = logging.getLogger("ray.tune.search.mixbo")
@@ -65,15 +65,16 @@ class MixedBOSearch(Searcher):
         max_concurrent: Suggestions are withheld (``None``) while this many trials are live;
             0 means no limit of the searcher's own (``TuneConfig.max_concurrent_trials`` sets it).
         slow_suggestion_s: Log a warning (once) when one suggestion takes longer than this.
-        pending, penalizer, lipschitz: How live trials count (:class:`common.busy.BusyPolicy`):
+        pending, penalizer, lipschitz: How live trials count
+        (:class:`common.batch.busy.BusyPolicy`):
             ``pending="playbook"`` penalises the acquisition around them (PLAyBOOK, the default),
             ``"kriging_believer"`` conditions the GP on its mean there, ``"ignore"`` neither;
             ``penalizer`` is ``"hlp"`` (hard local, default) or ``"lp"``, ``lipschitz``
             ``"local"`` (default) or ``"global"``.
         constraints: Names of reported metrics that must be ≤ 0 for a trial to be feasible.
             Every method then weighs its acquisition by the probability of feasibility and the
-            incumbent is the best feasible trial (:mod:`common.constraints`); a trial that does
-            not report one of them counts as of unknown feasibility.
+            incumbent is the best feasible trial (:mod:`common.acquisition.feasibility`); a trial
+            that does not report one of them counts as of unknown feasibility.
     """
 
     def __init__(
@@ -102,14 +103,9 @@ class MixedBOSearch(Searcher):
             )
         self._constraints = tuple(constraints)
         super().__init__(metric=metric, mode=mode)
-        self._engine = SuggestionEngine(
-            method,
-            name=type(self).__name__,
-            logger=_logger,
-            seed=check_seed(seed),
-            n_startup_trials=n_startup_trials,
-            busy=BusyPolicy(pending, penalizer, lipschitz),
-            slow_suggestion_s=slow_suggestion_s,
+        busy = BusyPolicy(pending, penalizer, lipschitz)
+        self._engine = SuggestionEngine.for_adapter(
+            self, method, _logger, seed, n_startup_trials, busy, slow_suggestion_s
         )
         if max_trials is not None and max_trials < 0:
             raise ValueError(f"max_trials must be >= 0, got {max_trials}.")

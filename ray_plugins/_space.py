@@ -16,8 +16,8 @@ the domain's flattened path (``"model/lr"``), plus the map between core values a
   "svm", "C": tune.loguniform(...)}, {"kind": "tree", "depth": tune.randint(...)}])``): the choice
   is the branch's parent, and each category's domains are its children, named with the branch
   index (``"model/0/C"``), declared active only when the parent takes that index
-  (:class:`common.conditional.Condition`; nesting works). A trial receives the chosen category with
-  its domains sampled, and only the chosen branch's parameters are recorded and modelled.
+  (:class:`common.space.conditions.Condition`; nesting works). A trial receives the chosen category
+  with its domains sampled, and only the chosen branch's parameters are recorded and modelled.
 
 Constants pass through unchanged, nested dicts (and lists) keep their shape. ``grid_search``,
 ``sample_from`` and unbounded normals (``randn``) cannot be modelled and raise a ``ValueError`` that
@@ -40,8 +40,8 @@ from ray.tune.search.sample import Float as TuneFloat
 from ray.tune.search.sample import Integer as TuneInteger
 from ray.tune.search.variant_generator import parse_spec_vars
 
-from common.conditional import Condition
-from common.space import Categorical, Float, Integer, MixedSpace, Parameter
+from common.space.conditions import Condition
+from common.space.mixed_space import Categorical, Float, Integer, MixedSpace, Parameter
 
 _SEP = "/"
 
@@ -274,7 +274,7 @@ def _convert_branch(category, path, name_path, branch, dims) -> Any:
 
 def _conditions(dimensions: tuple[Dimension, ...], space: MixedSpace) -> tuple[Condition, ...]:
     """Each branch's modelled parameters are active when its choice takes the branch's index
-    (parents first, as :mod:`common.conditional` orders them; a choice of one category, not
+    (parents first, as :mod:`common.space.conditions` orders them; a choice of one category, not
     modelled, leaves its branch always active)."""
     modelled = {p.name for p in space.modelled}
     groups: dict[tuple[str, int], list[str]] = {}

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
-from common.cocabo import CoCaBOOptions
-from common.engine import check_startup
+from common.method_arguments import method_init
+from common.methods.cocabo.options import CoCaBOOptions
 from ray_plugins._base import MixedBOSearch
-from ray_plugins._space import TuneSpace
 
 
 class CoCaBOSearch(MixedBOSearch):
@@ -30,40 +26,4 @@ class CoCaBOSearch(MixedBOSearch):
             ``CoCaBOSampler``.
     """
 
-    def __init__(
-        self,
-        space: Mapping[str, Any] | TuneSpace | None = None,
-        metric: str | None = None,
-        mode: str | None = None,
-        points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
-        evaluated_rewards: Sequence[float] | None = None,
-        *,
-        seed: int | None = None,
-        n_startup_trials: int = 10,
-        max_trials: int | None = None,
-        max_concurrent: int = 0,
-        slow_suggestion_s: float = 5.0,
-        kappa: float = 2.0,
-        horizon: int = 200,
-        pending: str = "playbook",
-        penalizer: str = "hlp",
-        lipschitz: str = "local",
-        constraints: Sequence[str] = (),
-    ) -> None:
-        super().__init__(
-            CoCaBOOptions(n_init=check_startup(n_startup_trials), kappa=kappa, horizon=horizon),
-            space,
-            metric,
-            mode,
-            points_to_evaluate,
-            evaluated_rewards,
-            seed=seed,
-            n_startup_trials=n_startup_trials,
-            max_trials=max_trials,
-            max_concurrent=max_concurrent,
-            slow_suggestion_s=slow_suggestion_s,
-            pending=pending,
-            penalizer=penalizer,
-            lipschitz=lipschitz,
-            constraints=constraints,
-        )
+    __init__ = method_init(MixedBOSearch.__init__, CoCaBOOptions, ("kappa", "horizon"))

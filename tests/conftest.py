@@ -57,7 +57,7 @@ def ray_logs(capture_logs):
 def fit_caps(monkeypatch) -> list[int]:
     """The iteration cap of every GP hyper-parameter fit (``MAPObjective.minimise``) made while
     the test runs, in order."""
-    from common.map_fit import MAPObjective
+    from common.models.map_fit import MAPObjective
 
     caps: list[int] = []
     real = MAPObjective.minimise

@@ -3,14 +3,15 @@
 import numpy as np
 import pytest
 
-import common.acquisition as acquisition
-from common.busy import BusyPolicy
+import common.acquisition.functions as acquisition
+import common.optim.continuous as continuous
+from common.batch.busy import BusyPolicy
 
 
 def test_a_relaxed_optimum_is_snapped_to_the_grid_and_scored_there() -> None:
     import torch
 
-    from common.space import Float, Integer, MixedSpace
+    from common.space.mixed_space import Float, Integer, MixedSpace
 
     space = MixedSpace([Integer("n", 0, 9), Float("x", 0.0, 1.0)])
 
@@ -20,7 +21,7 @@ def test_a_relaxed_optimum_is_snapped_to_the_grid_and_scored_there() -> None:
             return -((n - 4.5) ** 2) - (X[..., 0, 1] - 0.5) ** 2
 
     acqf = Peaked()
-    x, value = acquisition.maximize_continuous(
+    x, value = continuous.maximize_continuous(
         acqf, np.zeros(2), [0, 1], np.random.default_rng(0), snap=space.round
     )
     np.testing.assert_allclose(space.round(x[None])[0], x)  # on the grid
@@ -31,8 +32,8 @@ def test_a_relaxed_optimum_is_snapped_to_the_grid_and_scored_there() -> None:
 def test_an_excluded_row_is_not_returned_even_where_the_optimum_snaps_onto_it() -> None:
     import torch
 
-    from common.configset import ConfigSet
-    from common.space import Integer, MixedSpace
+    from common.space.configset import ConfigSet
+    from common.space.mixed_space import Integer, MixedSpace
 
     space = MixedSpace([Integer("n", 0, 9)])
 
@@ -43,9 +44,9 @@ def test_an_excluded_row_is_not_returned_even_where_the_optimum_snaps_onto_it() 
 
     seen = ConfigSet(space, space.encode([{"n": 4}]))
     rng = np.random.default_rng(0)
-    x, _ = acquisition.maximize_continuous(Peaked(), np.zeros(1), [0], rng, snap=space.round)
+    x, _ = continuous.maximize_continuous(Peaked(), np.zeros(1), [0], rng, snap=space.round)
     assert space.decode(x[None])[0] == {"n": 4}  # without exclusion: the optimum
-    x, value = acquisition.maximize_continuous(
+    x, value = continuous.maximize_continuous(
         Peaked(), np.zeros(1), [0], rng, snap=space.round, exclude=seen.contains
     )
     assert space.decode(x[None])[0]["n"] in (3, 5)  # the best row not yet seen
@@ -53,9 +54,9 @@ def test_an_excluded_row_is_not_returned_even_where_the_optimum_snaps_onto_it() 
 
 
 def test_cocabo_suggests_the_best_unseen_configuration_where_its_optimum_was_tried() -> None:
-    from common.cocabo import CoCaBOOptions
-    from common.history import History
-    from common.space import Categorical, Integer, MixedSpace
+    from common.methods.cocabo.options import CoCaBOOptions
+    from common.space.history import History
+    from common.space.mixed_space import Categorical, Integer, MixedSpace
 
     space = MixedSpace([Integer("n", 0, 9), Categorical("c", ["a", "b"])])
     configs = [{"n": n, "c": c} for n in (0, 2, 3, 4, 5, 6, 8) for c in ("a", "b")]
@@ -71,14 +72,14 @@ def test_cocabo_suggests_the_best_unseen_configuration_where_its_optimum_was_tri
 @pytest.mark.parametrize("kind", ["casmopolitan", "cocabo"])
 def test_the_analytic_acquisitions_are_botorchs(kind: str, best_f: float, plain_twin) -> None:
     """Log EI and UCB, computed from the model's one-node mean and standard deviation
-    (:mod:`common.predictive`) with Log EI's ``log h`` as one node, give BoTorch's values and
+    (:mod:`common.models.predictive`) with Log EI's ``log h`` as one node, give BoTorch's values and
     gradients on a plain gpytorch ``SingleTaskGP`` with the same hyper-parameters; also far
     below the incumbent, where Log EI's gradient needs its log-space form."""
     import torch
     from botorch.acquisition import LogExpectedImprovement, UpperConfidenceBound
 
-    from common.gp import DTYPE, fit_gp
-    from common.kernels import casmopolitan_kernel, cocabo_kernel
+    from common.models.gp import DTYPE, fit_gp
+    from common.models.kernels.mixture import casmopolitan_kernel, cocabo_kernel
 
     rng = np.random.default_rng(0)
     X = np.column_stack([rng.random((20, 2)), rng.integers(0, 3, 20)])
@@ -111,10 +112,10 @@ def test_the_analytic_acquisitions_are_botorchs_with_bofms_kernel(plain_twin) ->
     import torch
     from botorch.acquisition import LogExpectedImprovement
 
-    from common.fm_kernel import FMLayout
-    from common.fm_model import build_fm_gp
-    from common.gp import DTYPE
-    from common.space import Categorical, Float, Integer, MixedSpace
+    from common.methods.bofm.fm_model import build_fm_gp
+    from common.models.gp import DTYPE
+    from common.models.kernels.frequency_modulated import FMLayout
+    from common.space.mixed_space import Categorical, Float, Integer, MixedSpace
 
     rng = np.random.default_rng(2)
     space = MixedSpace(
@@ -149,8 +150,8 @@ def test_log_eis_numpy_pass_gives_autograds_numbers_to_the_last_bit(best_f: floa
     acquisition without such a pass (UCB) goes through autograd, with the same results."""
     import torch
 
-    from common.gp import DTYPE, fit_gp
-    from common.kernels import casmopolitan_kernel
+    from common.models.gp import DTYPE, fit_gp
+    from common.models.kernels.mixture import casmopolitan_kernel
 
     rng = np.random.default_rng(1)
     X = np.column_stack([rng.random((20, 2)), rng.integers(0, 3, 20)])
@@ -205,7 +206,7 @@ def test_ascend_moves_every_start_to_its_own_optimum_within_the_bounds() -> None
             return -((x[:, 1] - x[:, 0]) ** 2) - (x[:, 2] - 0.3) ** 2
 
     starts = np.array([[0.2, 0.9, 0.9], [0.7, 0.1, 0.1], [1.5, 0.5, 0.5]])
-    rows, values = acquisition.ascend(Bowl(), starts, [1, 2], np.zeros(2), np.ones(2), 50)
+    rows, values = continuous.ascend(Bowl(), starts, [1, 2], np.zeros(2), np.ones(2), 50)
     assert np.allclose(rows[:, 0], starts[:, 0])
     assert np.allclose(rows[:, 1], [0.2, 0.7, 1.0], atol=1e-5)  # the third: its upper bound
     assert np.allclose(rows[:, 2], 0.3, atol=1e-5)

@@ -1,5 +1,5 @@
-"""The MAP objective's closed-form path (:mod:`common.analytic_map`): the value and gradient of
-the autograd objective, for every kernel and likelihood the methods fit; anything else keeps
+"""The MAP objective's closed-form path (:mod:`common.models.analytic_map`): the value and gradient
+of the autograd objective, for every kernel and likelihood the methods fit; anything else keeps
 the autograd path."""
 
 from __future__ import annotations
@@ -8,15 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from common.analytic_map import AnalyticMAP
-from common.gp import build_gp, fit_gp
-from common.kernels import (
-    TransformedOverlapKernel,
-    casmopolitan_kernel,
-    cocabo_kernel,
-    scaled,
-)
-from common.map_fit import MAPObjective
+from common.models.analytic_map import AnalyticMAP
+from common.models.gp import build_gp, fit_gp
+from common.models.kernels.mixture import casmopolitan_kernel, cocabo_kernel
+from common.models.kernels.overlap import TransformedOverlapKernel
+from common.models.kernels.scale import scaled
+from common.models.map_fit import MAPObjective
 
 KERNELS = {
     "casmopolitan-code": lambda: casmopolitan_kernel([0, 1, 2], [3, 4], "code"),
@@ -100,7 +97,7 @@ def test_a_fit_returns_the_objective_at_the_parameters_it_leaves(path: str, maxi
 def test_a_covariance_that_is_not_positive_definite_is_a_failed_point() -> None:
     """A line-search probe where the Cholesky factorisation fails is a large value with a zero
     gradient, as on the autograd path, so L-BFGS-B backs off."""
-    from common.map_fit import FAILED
+    from common.models.map_fit import FAILED
 
     X, y = _data()
     objective = MAPObjective(build_gp(X, y, KERNELS["continuous"]))
@@ -112,9 +109,9 @@ def test_a_covariance_that_is_not_positive_definite_is_a_failed_point() -> None:
 
 
 def _bofm_model(kind: str, seed: int = 5):
-    from common.fm_kernel import FMLayout
-    from common.fm_model import build_fm_gp
-    from common.space import Categorical, Float, Integer, MixedSpace
+    from common.methods.bofm.fm_model import build_fm_gp
+    from common.models.kernels.frequency_modulated import FMLayout
+    from common.space.mixed_space import Categorical, Float, Integer, MixedSpace
 
     rng = np.random.default_rng(seed)
     dims = [Categorical("a", list("abcde")), Integer("n", 0, 6), Categorical("b", list("xyz"))]
@@ -134,11 +131,11 @@ def test_the_closed_form_is_bofms_autograd_objective(kind: str, kept: bool, monk
     continuous columns), its horseshoe, inverse-gamma and normal priors, log-space parameters
     with their log-Jacobian: the same loss and gradient as autograd, with the graph factors kept
     for the backward pass (a small study) or recomputed there (a large one)."""
-    import common.analytic_map as analytic_map
-    from common.fm_model import _LOG_PARAMS, _raw_bounds
+    import common.models.kernels.frequency_modulated as frequency_modulated
+    from common.methods.bofm.fm_model import _LOG_PARAMS, _raw_bounds
 
     if not kept:
-        monkeypatch.setattr(analytic_map, "KEPT_FACTORS", 0)
+        monkeypatch.setattr(frequency_modulated, "KEPT_FACTORS", 0)
 
     model = _bofm_model(kind)
     objective = MAPObjective(model, _raw_bounds(model), _LOG_PARAMS)

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from common.bandit import (
+from common.methods.cocabo.bandit import (
     category_rewards,
     draw_categories,
     exp3_gamma,
@@ -99,7 +99,7 @@ def test_draws_follow_the_probabilities() -> None:
 
 
 def test_an_unused_variable_is_neither_pulled_nor_rewarded():
-    from common.bandit import category_rewards, replay_exp3
+    from common.methods.cocabo.bandit import category_rewards, replay_exp3
 
     codes = np.array([[0, 0], [1, 0], [0, 1], [1, 0], [0, 0]])
     values = np.array([5.0, 1.0, 2.0, 0.5, 3.0])

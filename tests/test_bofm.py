@@ -8,11 +8,12 @@ import optuna
 import pytest
 import torch
 
-from common.bofm import BOFM
-from common.fm_kernel import FMLayout
-from common.fm_model import fit_fm_gp
-from common.history import History
-from common.space import Categorical, Float, Integer, MixedSpace
+from common.methods.bofm.fm_model import fit_fm_gp
+from common.methods.bofm.options import BOFMOptions
+from common.methods.bofm.strategy import BOFM
+from common.models.kernels.frequency_modulated import FMLayout
+from common.space.history import History
+from common.space.mixed_space import Categorical, Float, Integer, MixedSpace
 from optuna_plugins import BOFMSampler
 
 SPACE = MixedSpace(
@@ -59,7 +60,7 @@ def _valid(space, config):
 
 def test_suggestions_are_valid_distinct_and_reproducible():
     history = _history(15, pending=2)
-    configs = BOFM().suggest(SPACE, history, 3, np.random.default_rng(0))
+    configs = BOFM(BOFMOptions()).suggest(SPACE, history, 3, np.random.default_rng(0))
     assert len(configs) == 3
     for c in configs:
         _valid(SPACE, c)
@@ -67,7 +68,7 @@ def test_suggestions_are_valid_distinct_and_reproducible():
     keys = {tuple(sorted(map(str, c.items()))) for c in taken}
     new = [tuple(sorted(map(str, c.items()))) for c in configs]
     assert len(set(new)) == 3 and not keys & set(new)
-    again = BOFM().suggest(SPACE, history, 3, np.random.default_rng(0))
+    again = BOFM(BOFMOptions()).suggest(SPACE, history, 3, np.random.default_rng(0))
     assert again == configs
 
 
@@ -75,18 +76,18 @@ def test_suggestions_do_not_depend_on_the_clock(monkeypatch):
     """Iteration caps only: a process whose clocks leap forward (a loaded machine) suggests the
     same points from the same seed."""
     history = _history(20, pending=1)  # 20 observations: a full restart of the fit
-    expected = BOFM().suggest(SPACE, history, 2, np.random.default_rng(3))
+    expected = BOFM(BOFMOptions()).suggest(SPACE, history, 2, np.random.default_rng(3))
     leaps = itertools.count()
     for name in ("process_time", "perf_counter", "monotonic"):
         real = getattr(time, name)
         monkeypatch.setattr(time, name, lambda real=real: real() + 1e4 * next(leaps))
-    assert BOFM().suggest(SPACE, history, 2, np.random.default_rng(3)) == expected
+    assert BOFM(BOFMOptions()).suggest(SPACE, history, 2, np.random.default_rng(3)) == expected
 
 
 def test_global_random_states_are_untouched():
     history = _history(12)
     torch_state, np_state = torch.random.get_rng_state(), np.random.get_state()
-    BOFM().suggest(SPACE, history, 1, np.random.default_rng(1))
+    BOFM(BOFMOptions()).suggest(SPACE, history, 1, np.random.default_rng(1))
     assert torch.equal(torch.random.get_rng_state(), torch_state)
     assert np.random.get_state()[1].tolist() == np_state[1].tolist()
 
@@ -95,7 +96,7 @@ def test_exhausts_a_small_discrete_space_without_repeats():
     space = MixedSpace([Categorical("a", "xyz"), Integer("b", 0, 2)])
     everything = [{"a": a, "b": b} for a in "xyz" for b in range(3)]
     rng = np.random.default_rng(0)
-    strategy = BOFM()
+    strategy = BOFM(BOFMOptions())
     configs, values = everything[:2], [1.0, 2.0]
     for _ in range(7):
         (c,) = strategy.suggest(space, History.from_lists(configs, values), 1, rng)
@@ -116,7 +117,7 @@ def test_finds_the_optimum_of_a_simple_mixed_function():
     rng = np.random.default_rng(0)
     configs = space.decode(space.sample(8, rng))
     values = [f(c) for c in configs]
-    strategy = BOFM()
+    strategy = BOFM(BOFMOptions())
     for _ in range(14):
         (c,) = strategy.suggest(space, History.from_lists(configs, values), 1, rng)
         configs.append(c)
@@ -147,7 +148,7 @@ def test_fit_recovers_relevance_and_warm_starts():
 
 
 def test_numerical_failures_degrade_with_a_warning(monkeypatch, capture_logs):
-    import common.fm_model as fm_model
+    import common.methods.bofm.fm_model as fm_model
 
     def broken(*args, **kwargs):
         raise RuntimeError("cholesky failed")
@@ -155,15 +156,15 @@ def test_numerical_failures_degrade_with_a_warning(monkeypatch, capture_logs):
     monkeypatch.setattr(fm_model.MAPObjective, "minimise", broken)
     history = _history(12)
     caplog = capture_logs("mixbo")  # the core's logger outside an adapter
-    (c,) = BOFM().suggest(SPACE, history, 1, np.random.default_rng(0))
+    (c,) = BOFM(BOFMOptions()).suggest(SPACE, history, 1, np.random.default_rng(0))
     _valid(SPACE, c)
     assert any("fit failed" in r.getMessage() for r in caplog.records)
     constant = History.from_lists(history.configs, np.ones(len(history)))
-    _valid(SPACE, BOFM().suggest(SPACE, constant, 1, np.random.default_rng(0))[0])
+    _valid(SPACE, BOFM(BOFMOptions()).suggest(SPACE, constant, 1, np.random.default_rng(0))[0])
 
 
 def test_acquisition_failure_degrades_to_random_points(monkeypatch, capture_logs):
-    import common.typewise_ascent as typewise
+    import common.optim.typewise_ascent as typewise
 
     def broken(*args, **kwargs):
         raise RuntimeError("not positive definite")
@@ -171,7 +172,7 @@ def test_acquisition_failure_degrades_to_random_points(monkeypatch, capture_logs
     monkeypatch.setattr(typewise, "evaluate", broken)
     history = _history(12)
     caplog = capture_logs("mixbo")  # the core's logger outside an adapter
-    configs = BOFM().suggest(SPACE, history, 2, np.random.default_rng(0))
+    configs = BOFM(BOFMOptions()).suggest(SPACE, history, 2, np.random.default_rng(0))
     assert len(configs) == 2 and configs[0] != configs[1]
     for c in configs:
         _valid(SPACE, c)
@@ -183,7 +184,7 @@ def test_continuous_only_space_falls_back_to_matern():
     rng = np.random.default_rng(0)
     configs = space.decode(space.sample(6, rng))
     history = History.from_lists(configs, [c["x"] ** 2 + c["n"] / 1000 for c in configs])
-    _valid(space, BOFM().suggest(space, history, 2, rng)[0])
+    _valid(space, BOFM(BOFMOptions()).suggest(space, history, 2, rng)[0])
 
 
 def test_sampler_with_user_graph_and_maximisation():
@@ -204,8 +205,8 @@ def test_sampler_with_user_graph_and_maximisation():
 
 @pytest.mark.slow
 def test_bofm_beats_random_search_on_func2c():
-    from common.problems import get_problem
-    from optuna_plugins.compare import run
+    from mixbo_compare import run
+    from mixbo_compare.problems import get_problem
 
     problem = get_problem("func2c")
     ours = [run(problem, "bofm", seed, 60).values.min() for seed in range(3)]

@@ -9,11 +9,12 @@ import numpy as np
 import optuna
 import pytest
 
-from common.casmopolitan import Casmopolitan, CasmopolitanOptions
-from common.configset import ConfigSet
-from common.history import History
-from common.space import Categorical, Float, Integer, MixedSpace
-from common.trust_region import region_of
+from common.methods.casmopolitan.options import CasmopolitanOptions
+from common.methods.casmopolitan.strategy import Casmopolitan
+from common.methods.casmopolitan.trust_region import region_of
+from common.space.configset import ConfigSet
+from common.space.history import History
+from common.space.mixed_space import Categorical, Float, Integer, MixedSpace
 from optuna_plugins import CasmopolitanSampler
 
 
@@ -133,15 +134,15 @@ class _Records(logging.Handler):
 
 
 def test_local_search_failure_degrades_with_a_warning(monkeypatch) -> None:
-    import common.local_search
+    import common.methods.casmopolitan.strategy as casmopolitan
 
     def boom(*args, **kwargs):
         raise RuntimeError("numerical trouble")
 
-    monkeypatch.setattr(common.local_search, "local_optima", boom)
+    monkeypatch.setattr(casmopolitan, "local_optima", boom)
     space = _cat_space()
     history = _history(space, _cat_objective, 20, 5)
-    strategy = Casmopolitan()
+    strategy = Casmopolitan(CasmopolitanOptions())
     state = strategy.trust_region_state(space, history)
     assert not state.needs_centre
     records = _Records()
@@ -212,8 +213,8 @@ def test_sampler_rejects_bad_arguments() -> None:
 
 
 def test_expected_improvement_is_over_the_centres_observed_value(monkeypatch) -> None:
-    import common.local_search
-    from common.gp import standardise
+    import common.methods.casmopolitan.strategy as casmopolitan
+    from common.models.warpings import standardise
 
     seen = []
 
@@ -221,10 +222,10 @@ def test_expected_improvement_is_over_the_centres_observed_value(monkeypatch) ->
         seen.append(acqf)
         return np.zeros((1, space.dim)), np.array([-np.inf])  # nothing found: a random row
 
-    monkeypatch.setattr(common.local_search, "local_optima", capture)
+    monkeypatch.setattr(casmopolitan, "local_optima", capture)
     space = _mixed_space()
     history = _history(space, _mixed_objective, 20, 3)
-    strategy = Casmopolitan()
+    strategy = Casmopolitan(CasmopolitanOptions())
     state = strategy.trust_region_state(space, history)
     strategy.suggest(space, history, 1, np.random.default_rng(0))
     observed = -standardise(np.asarray(history.values))[state.best_index]
@@ -235,8 +236,9 @@ def test_refits_continue_from_the_previous_fit_for_a_capped_number_of_iterations
     fit_caps,
 ) -> None:
     """The first fit runs to the full cap; later refits, warm-started, to ``WARM_FIT_MAXITER``
-    (each fit fits both forms of the transformed overlap kernel: :mod:`common.kernel_choice`)."""
-    import common.gp as gp
+    (each fit fits both forms of the transformed overlap kernel:
+    :mod:`common.models.kernel_choice`)."""
+    import common.models.gp as gp
 
     space = _mixed_space()
     strategy = Casmopolitan(CasmopolitanOptions(n_init=10))

@@ -15,12 +15,12 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from common.problem import Problem
-from common.problems import get_problem
-from common.space import Categorical, Float, MixedSpace
-from optuna_plugins import compare
-from optuna_plugins.compare import cli, report
-from optuna_plugins.compare.simulated_workers import (
+import mixbo_compare as compare
+from common.space.mixed_space import Categorical, Float, MixedSpace
+from mixbo_compare import cli, report
+from mixbo_compare.problems import get_problem
+from mixbo_compare.problems.problem import Problem
+from mixbo_compare.simulated_workers import (
     HALF_NORMAL_SCALE,
     half_normal_runtimes,
     simulate,
@@ -419,7 +419,7 @@ def test_parallel_jobs_give_the_same_trials(tmp_path: Path) -> None:
 def test_console_script_and_cli_errors(capsys: pytest.CaptureFixture[str]) -> None:
     tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["mixbo-compare"] == "optuna_plugins.compare.cli:main"
+    assert scripts["mixbo-compare"] == "mixbo_compare.cli:main"
     assert cli.main(["--list"]) == 0
     listed = capsys.readouterr().out
     assert "func2c" in listed and "cocabo (mixbo)" in listed and "NAME@N" in listed
@@ -531,7 +531,7 @@ for name in optuna_plugins.__all__:
     sampler = getattr(optuna_plugins, name)(seed=0, n_startup_trials=2)
     study = optuna.create_study(sampler=sampler)
     study.optimize(lambda t: t.suggest_float("x", 0, 1) + len(t.suggest_categorical("c", cs)), 4)
-loaded = sorted(m for m in sys.modules if m.startswith("optuna_plugins.compare"))
+loaded = sorted(m for m in sys.modules if m.startswith("mixbo_compare"))
 assert not loaded, loaded
 """
 
@@ -696,7 +696,7 @@ def test_a_worker_process_runs_every_sampler_on_one_torch_and_one_blas_thread(
         "def blas(): return sorted({i['num_threads'] for i in threadpool_info()"
         " if i['user_api'] == 'blas'})\n"
         "before = blas()\n"
-        "from optuna_plugins.compare import cli\n"
+        "from mixbo_compare import cli\n"
         "cli._init_worker(None, False)\n"
         "print(json.dumps([before, blas(), torch.get_num_threads()]))\n"
     )

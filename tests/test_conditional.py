@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from common.conditional import Condition, conditioned, infer_conditions
-from common.configset import ConfigSet
-from common.space import Categorical, Float, Integer, MixedSpace
+from common.space.conditioning import conditioned, infer_conditions
+from common.space.conditions import Condition
+from common.space.configset import ConfigSet
+from common.space.mixed_space import Categorical, Float, Integer, MixedSpace
 
 SPACE = MixedSpace(
     [
@@ -81,7 +82,7 @@ def test_samples_and_decoded_rows_follow_the_conditions() -> None:
 def test_the_acquisition_is_flat_along_inactive_parameters() -> None:
     from botorch.acquisition import AcquisitionFunction
 
-    from common.acquisition import CanonicalInputs
+    from common.acquisition.functions import CanonicalInputs
 
     class SumOfInputs(AcquisitionFunction):
         def forward(self, X: torch.Tensor) -> torch.Tensor:
@@ -101,11 +102,11 @@ def test_the_acquisition_is_flat_along_inactive_parameters() -> None:
 
 @pytest.mark.parametrize("method", ["cocabo", "casmopolitan", "bofm"])
 def test_every_method_suggests_a_configuration_of_a_branch(method) -> None:
-    from common.bofm import BOFMOptions
-    from common.busy import BusyPolicy
-    from common.casmopolitan import CasmopolitanOptions
-    from common.cocabo import CoCaBOOptions
-    from common.history import History
+    from common.batch.busy import BusyPolicy
+    from common.methods.bofm.options import BOFMOptions
+    from common.methods.casmopolitan.options import CasmopolitanOptions
+    from common.methods.cocabo.options import CoCaBOOptions
+    from common.space.history import History
 
     options = {"cocabo": CoCaBOOptions, "casmopolitan": CasmopolitanOptions, "bofm": BOFMOptions}
     strategy = (

@@ -1,11 +1,11 @@
-"""When two configurations are the same (:mod:`common.configset`)."""
+"""When two configurations are the same (:mod:`common.space.configset`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from common.configset import ConfigSet
-from common.space import Categorical, Float, Integer, MixedSpace
+from common.space.configset import ConfigSet
+from common.space.mixed_space import Categorical, Float, Integer, MixedSpace
 
 
 def test_the_same_configuration_is_decided_on_the_space_grid() -> None:
@@ -38,14 +38,14 @@ def test_configurations_of_another_space_are_skipped_and_the_rest_kept() -> None
     assert {"n": 2, "c": "a"} in taken and {"n": 5, "c": "b"} in taken
 
 
-def test_unseen_keeps_the_configurations_not_in_the_set_in_order() -> None:
+def test_not_taken_keeps_the_configurations_not_in_the_set_in_order() -> None:
     """What a claim check keeps of the others' configurations: those not in the set, in their
     order, including any outside the space (``not in`` per configuration, in one encoding)."""
     space = MixedSpace([Integer("n", 1, 9), Categorical("c", ("a", "b"))])
     taken = ConfigSet(space)
     taken.add_configs([{"n": 2, "c": "a"}, {"n": 5, "c": "b"}])
     ours = [{"n": 3, "c": "a"}, {"n": 2, "c": "a"}, {"n": 5, "c": "a"}]
-    assert taken.unseen(ours) == [{"n": 3, "c": "a"}, {"n": 5, "c": "a"}]
+    assert taken.not_taken(ours) == [{"n": 3, "c": "a"}, {"n": 5, "c": "a"}]
     foreign = [{"n": 5, "c": "b"}, {"n": 4}, {"n": 6, "c": "b"}]
-    assert taken.unseen(foreign) == [{"n": 4}, {"n": 6, "c": "b"}]
-    assert taken.unseen([]) == []
+    assert taken.not_taken(foreign) == [{"n": 4}, {"n": 6, "c": "b"}]
+    assert taken.not_taken([]) == []

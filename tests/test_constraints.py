@@ -9,9 +9,13 @@ import pytest
 import torch
 from botorch.acquisition import AcquisitionFunction
 
-from common.acquisition import FeasibilityWeighted, ZeroAcquisition
-from common.constraints import effective_values, feasibility
-from common.history import History
+from common.acquisition.feasibility import (
+    FeasibilityWeighted,
+    ZeroAcquisition,
+    effective_values,
+    feasibility,
+)
+from common.space.history import History
 from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 
 SAMPLERS = [CoCaBOSampler, CasmopolitanSampler, BOFMSampler, MixboSampler]
@@ -152,8 +156,8 @@ def test_where_none_is_likely_feasible_the_most_probably_feasible_wins() -> None
 
 
 def test_a_linear_constraint_no_trial_violated_yet_still_guards_where_none_has_been() -> None:
-    from common.gp import fit_gp
-    from common.kernels import matern_kernel
+    from common.models.gp import fit_gp
+    from common.models.kernels.matern import matern_kernel
 
     x = np.linspace(0.0, 0.65, 12)
     c = x - 0.7  # feasible for every trial so far; violated beyond x = 0.7

@@ -10,12 +10,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from common.busy import BusyPolicy
-from common.configset import ConfigSet
+from common.batch.busy import BusyPolicy
 from common.engine import SuggestionEngine, check_seed
 from common.log import Reporter, reporting_to, warn
-from common.space import Categorical, Integer, MixedSpace
-from common.strategy import MethodOptions, Strategy
+from common.methods.options import MethodOptions
+from common.methods.strategy import Strategy
+from common.space.configset import ConfigSet
+from common.space.mixed_space import Categorical, Integer, MixedSpace
 
 SPACE = MixedSpace(
     [Categorical("a", ["x", "y", "z"]), Categorical("b", [0, 1]), Categorical("c", [True, False])]

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from common.fm_kernel import FMKernel, FMLayout, Graph
-from common.space import Categorical, Float, Integer, MixedSpace
+from common.models.kernels.frequency_modulated import FMKernel, FMLayout, Graph
+from common.space.mixed_space import Categorical, Float, Integer, MixedSpace
 
 MIXED = MixedSpace(
     [

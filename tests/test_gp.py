@@ -1,4 +1,4 @@
-"""Fitting a GP on mixed inputs (:mod:`common.gp`): standardisation, MAP fit, warm starts."""
+"""Fitting a GP on mixed inputs (:mod:`common.models.gp`): standardisation, MAP fit, warm starts."""
 
 from __future__ import annotations
 
@@ -6,9 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-import common.gp as gp
-from common.gp import DTYPE, build_gp, fit_gp, load_parameters, model_parameters, standardise
-from common.kernels import casmopolitan_kernel, cocabo_kernel, matern_kernel
+import common.models.gp as gp
+import common.models.warpings as warpings
+from common.models.gp import DTYPE, build_gp, fit_gp, load_parameters, model_parameters
+from common.models.kernels.matern import matern_kernel
+from common.models.kernels.mixture import casmopolitan_kernel, cocabo_kernel
+from common.models.warpings import standardise
 
 
 def _smooth_data(n: int = 25, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -51,7 +54,7 @@ def test_standardisation_keeps_the_order_and_ties_of_any_values() -> None:
 
 
 def test_power_warping_keeps_order_and_magnitudes_whatever_the_offset_and_units() -> None:
-    from common.gp import power_standardise
+    from common.models.warpings import power_standardise
 
     values = np.array([0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.5, 5.0])
     z = power_standardise(values)
@@ -67,14 +70,14 @@ def test_power_warping_keeps_order_and_magnitudes_whatever_the_offset_and_units(
 
 
 def test_power_warping_falls_back_to_ranks_where_it_cannot_be_fitted() -> None:
-    from common.gp import power_standardise
+    from common.models.warpings import power_standardise
 
     for values in (np.array([1.0, 2.0]), np.array([3.0, 3.0, 3.0]), np.array([1.0, np.inf, 2.0])):
         np.testing.assert_array_equal(power_standardise(values), standardise(values))
 
 
 def test_blend_warping_keeps_near_ties_apart_and_far_values_far() -> None:
-    from common.gp import blend_standardise, power_standardise
+    from common.models.warpings import blend_standardise, power_standardise
 
     values = np.array([0.0, 1e-4, 2e-4, 1.0, 1.1, 1.2, 1.3, 50.0])  # near-ties at the optimum
     z, power, copula = blend_standardise(values), power_standardise(values), standardise(values)
@@ -86,13 +89,13 @@ def test_blend_warping_keeps_near_ties_apart_and_far_values_far() -> None:
 
 
 def test_casmopolitans_warping_names_are_the_gp_modules() -> None:
-    from common import casmopolitan
+    from common.methods.casmopolitan import options as casmopolitan
 
-    assert set(casmopolitan.WARPINGS) == set(gp.WARPINGS)
+    assert set(casmopolitan.WARPINGS) == set(warpings.WARPINGS)
 
 
 def test_a_gp_is_fitted_to_the_warping_it_names() -> None:
-    from common.gp import WARPINGS
+    from common.models.warpings import WARPINGS
 
     X, y = _smooth_data(12)
     for name, warp in WARPINGS.items():
@@ -105,14 +108,14 @@ def test_the_power_warpings_log_jacobian_is_its_slope_at_each_value() -> None:
     """Moving one of many values by a little moves its warped value by the slope times that
     (the transform's fitted constants move by O(1/n) only)."""
     values = np.exp(np.random.default_rng(4).normal(size=400))
-    warped = gp.power_standardise(values)
-    slope = gp._power_slope(values)
+    warped = warpings.power_standardise(values)
+    slope = warpings._power_slope(values)
     for i in (3, 50, 200):
         moved = values.copy()
         moved[i] += 1e-6 * values[i]
-        numeric = (gp.power_standardise(moved)[i] - warped[i]) / (1e-6 * values[i])
+        numeric = (warpings.power_standardise(moved)[i] - warped[i]) / (1e-6 * values[i])
         assert numeric == pytest.approx(slope[i], rel=0.02)
-    assert gp.warping_log_jacobian("power", values) == pytest.approx(np.log(slope).mean())
+    assert warpings.warping_log_jacobian("power", values) == pytest.approx(np.log(slope).mean())
 
 
 def test_the_copulas_slope_follows_the_density_of_the_values() -> None:
@@ -121,19 +124,21 @@ def test_the_copulas_slope_follows_the_density_of_the_values() -> None:
     bulk); stretching the values by 10 divides the slope by 10; ties get a finite slope."""
     values = np.random.default_rng(5).normal(size=2000)
     bulk = np.abs(values) < 1.5
-    slope = gp._copula_slope(values)
+    slope = warpings._copula_slope(values)
     assert np.median(slope[bulk]) == pytest.approx(1.0, rel=0.15)
-    np.testing.assert_allclose(gp._copula_slope(10.0 * values), slope / 10.0)
+    np.testing.assert_allclose(warpings._copula_slope(10.0 * values), slope / 10.0)
     tied = np.r_[np.zeros(5), np.arange(1.0, 20.0)]
-    assert np.all(np.isfinite(gp._copula_slope(tied))) and np.all(gp._copula_slope(tied) > 0)
-    np.testing.assert_array_equal(gp._copula_slope(np.ones(4)), np.ones(4))
+    assert np.all(np.isfinite(warpings._copula_slope(tied))) and np.all(
+        warpings._copula_slope(tied) > 0
+    )
+    np.testing.assert_array_equal(warpings._copula_slope(np.ones(4)), np.ones(4))
 
 
 def test_the_evidence_prefers_magnitudes_on_a_smooth_function_and_ranks_on_a_jumpy_one() -> None:
     """The choice between warpings by evidence (MAP objective less the log-Jacobian): a
     quadratic bowl keeps its magnitudes (the power transform), values whose ordering matters
     more than their sizes, a few steps with huge outliers, take the blend with ranks."""
-    from common.kernel_choice import chosen, fit_choosing
+    from common.models.kernel_choice import chosen, fit_choosing
 
     rng = np.random.default_rng(6)
     X = rng.random((40, 2))
@@ -150,7 +155,7 @@ def test_the_evidence_prefers_magnitudes_on_a_smooth_function_and_ranks_on_a_jum
 def test_average_ranks_are_scipys_ranks_with_ties() -> None:
     from scipy.stats import rankdata
 
-    from common.gp import average_ranks
+    from common.models.warpings import average_ranks
 
     rng = np.random.default_rng(3)
     for size in (1, 2, 7, 50):
@@ -169,7 +174,7 @@ def test_warpings_do_not_import_scipy_stats() -> None:
 
     code = (
         "import sys, numpy as np\n"
-        "from common.gp import WARPINGS\n"
+        "from common.models.gp import WARPINGS\n"
         "for warp in WARPINGS.values(): warp(np.array([3.0, 1.0, 2.0, 2.0, 7.0]))\n"
         "print('scipy.stats' in sys.modules)\n"
     )
@@ -265,7 +270,7 @@ def test_a_warm_started_fit_stops_at_its_own_cap(fitted, fit_caps) -> None:
 
 
 def test_a_constraints_threshold_separates_feasible_from_infeasible_on_the_model_scale():
-    from common.gp import constraint_standardise, constraint_threshold
+    from common.models.warpings import constraint_standardise, constraint_threshold
 
     rng = np.random.default_rng(0)
     for scale in (1e-4, 1.0, 1e5):
@@ -286,9 +291,9 @@ def test_shared_training_inputs_give_gpytorchs_posterior_and_gradients(
     mixtures of overlap and Matern kernels are stationary (one row's prior variance serves all
     candidates), the FM kernels on graphs are not."""
 
-    from common.fm_kernel import FMLayout
-    from common.fm_model import build_fm_gp
-    from common.space import Categorical, Float, Integer, MixedSpace
+    from common.methods.bofm.fm_model import build_fm_gp
+    from common.models.kernels.frequency_modulated import FMLayout
+    from common.space.mixed_space import Categorical, Float, Integer, MixedSpace
 
     rng = np.random.default_rng(5)
     dims = [Categorical("a", list("abcde")), Integer("n", 0, 6), Categorical("b", list("xyz"))]
@@ -334,7 +339,7 @@ def test_gpytorch_asks_shared_train_gp_for_the_candidates_covariances(monkeypatc
     """Joint posteriors of several candidates rest on gpytorch calling the hook SharedTrainGP
     overrides; if a gpytorch release stops calling it, this fails (the posterior would stay
     right, only slower). Separate candidates (``q = 1``) never reach gpytorch's prediction."""
-    from common.gp import SharedTrainGP
+    from common.models.gp import SharedTrainGP
 
     calls = []
     original = SharedTrainGP._get_test_prior_mean_and_covariances
@@ -385,8 +390,8 @@ def test_the_map_objective_is_gpytorchs_marginal_likelihood_with_priors(kind) ->
 
     from gpytorch.mlls import ExactMarginalLogLikelihood
 
-    from common.kernels import cocabo_kernel
-    from common.map_fit import MAPObjective
+    from common.models.kernels.mixture import cocabo_kernel
+    from common.models.map_fit import MAPObjective
 
     rng = np.random.default_rng(1)
     X = np.c_[rng.random((30, 2)), rng.integers(0, 4, (30, 2))]
@@ -422,7 +427,7 @@ def test_the_map_objective_is_gpytorchs_marginal_likelihood_with_priors(kind) ->
 
 def test_the_map_objective_keeps_the_noise_floor_as_a_bound() -> None:
     """A noise constraint without a transform is a bound of the raw parameter (BoTorch's rule)."""
-    from common.map_fit import MAPObjective
+    from common.models.map_fit import MAPObjective
 
     X, y = _smooth_data()
     X[:, 1] = X[:, 1] > 0.5  # a categorical column
@@ -437,7 +442,7 @@ def test_the_map_objective_keeps_the_noise_floor_as_a_bound() -> None:
 def test_a_floored_parameter_is_searched_on_the_log_of_its_distance_to_the_floor() -> None:
     """The optimiser's variable for a parameter bounded only below is ``log(x − floor)``:
     values and gradients map back exactly, and a parameter on its floor can leave it."""
-    from common.map_fit import FloorLog
+    from common.models.map_fit import FloorLog
 
     floors = FloorLog(np.array([1e-4, -np.inf, 0.0]), np.array([np.inf, np.inf, 1.0]))
     x = np.array([3e-3, -2.0, 0.25])
@@ -456,7 +461,7 @@ def test_a_line_search_probe_past_exps_range_is_a_failed_point_not_a_warning() -
     trial), and the user's study must not print numpy's overflow warning for it."""
     import warnings
 
-    from common.map_fit import FloorLog
+    from common.models.map_fit import FloorLog
 
     floors = FloorLog(np.array([1e-4, -np.inf]), np.array([np.inf, np.inf]))
     with warnings.catch_warnings():
@@ -467,11 +472,11 @@ def test_a_line_search_probe_past_exps_range_is_a_failed_point_not_a_warning() -
 
 def test_a_fit_from_the_priors_converges_within_its_iteration_cap() -> None:
     """At 100 noise-free observations of a mixed space, a MAP fit from the priors' defaults
-    stops because it converged, well before :data:`common.gp.FIT_MAXITER` (on the noise
+    stops because it converged, well before :data:`common.models.gp.FIT_MAXITER` (on the noise
     variance's own scale it crept towards small noises until the cap)."""
     from scipy import optimize
 
-    from common.map_fit import MAPObjective
+    from common.models.map_fit import MAPObjective
 
     rng = np.random.default_rng(1)
     X = np.column_stack([rng.random((100, 4)), rng.integers(0, 5, (100, 2))])

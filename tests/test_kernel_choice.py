@@ -1,4 +1,4 @@
-"""Choosing a GP's kernel by the MAP objective (common.kernel_choice)."""
+"""Choosing a GP's kernel by the MAP objective (common.models.kernel_choice)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from common.casmopolitan import casmopolitan_kernels
-from common.gp import fit_gp
-from common.kernel_choice import (
+from common.models.gp import fit_gp
+from common.models.kernel_choice import (
     CHALLENGER_MAXITER,
     chosen,
     condition_choice,
@@ -16,8 +15,11 @@ from common.kernel_choice import (
     pack,
     unpack,
 )
-from common.kernels import TransformedOverlapKernel, matern_kernel, scaled
-from common.map_fit import MAPObjective
+from common.models.kernels.matern import matern_kernel
+from common.models.kernels.mixture import casmopolitan_kernels
+from common.models.kernels.overlap import TransformedOverlapKernel
+from common.models.kernels.scale import scaled
+from common.models.map_fit import MAPObjective
 
 
 def _on_column(j: int):
@@ -57,7 +59,7 @@ def test_conditioning_a_choice_rebuilds_the_kept_kernel_with_its_fit() -> None:
 def test_each_alternative_warm_starts_from_its_own_last_fit(fit_caps) -> None:
     """The two kernels have differently shaped parameters, so a start taken from the other's
     fit would not load and the refit would run from the priors to the full cap."""
-    import common.gp as gp
+    import common.models.gp as gp
 
     X, y = _data(40)
     makers = [_on_column(0), lambda: scaled(matern_kernel([0, 1]))]
@@ -101,7 +103,7 @@ def test_casmopolitan_chooses_between_the_overlap_forms_only_with_categoricals()
 
 def test_one_kernel_is_fitted_once_and_kept_without_a_comparison(monkeypatch) -> None:
     X, y = _data()
-    import common.kernel_choice as kernel_choice
+    import common.models.kernel_choice as kernel_choice
 
     fits, compared = [], []
     real = kernel_choice.fit_gp_scored
@@ -117,7 +119,7 @@ def test_one_kernel_is_fitted_once_and_kept_without_a_comparison(monkeypatch) ->
 def test_a_choice_between_warpings_conditions_on_the_kept_warpings_targets() -> None:
     """Every kernel is fitted to every warping's targets (warpings outer, kernels inner); the
     kept pair's model is rebuilt with its own warping's targets."""
-    from common.gp import WARPINGS
+    from common.models.warpings import WARPINGS
 
     X, y = _data()
     bowl = (y + 1.0) ** 2  # smooth: the power transform's magnitudes fit it (tests/test_gp.py)
@@ -137,7 +139,7 @@ def test_a_refit_gives_the_kept_alternative_its_iterations_and_the_others_a_few(
     """With a choice among warpings, the first fit fits every alternative from the priors; a
     refit continues the kept one for the caller's iterations and each challenger for
     CHALLENGER_MAXITER, and still compares all."""
-    import common.kernel_choice as kernel_choice
+    import common.models.kernel_choice as kernel_choice
 
     X, y = _data()
     makers = [_on_column(1), _on_column(0)]

@@ -2,7 +2,9 @@ import numpy as np
 import pytest
 import torch
 
-from common.kernels import MixtureKernel, OverlapKernel, cocabo_kernel, matern_kernel
+from common.models.kernels.matern import matern_kernel
+from common.models.kernels.mixture import MixtureKernel, cocabo_kernel
+from common.models.kernels.overlap import OverlapKernel
 
 
 def mixed_inputs(n: int, seed: int) -> torch.Tensor:
@@ -48,3 +50,32 @@ def test_mixture_endpoints_are_sum_and_product() -> None:
 def test_cocabo_kernel_reduces_to_the_kind_present() -> None:
     assert isinstance(cocabo_kernel([], [0, 1]).base_kernel, OverlapKernel)
     assert not isinstance(cocabo_kernel([0], []).base_kernel, (OverlapKernel, MixtureKernel))
+
+
+def test_every_kernel_has_its_fast_forms_or_declares_the_slow_path() -> None:
+    """A kernel class defined in ``common.models.kernels`` (and gpytorch's kernels the methods
+    build) is registered with :mod:`common.models.kernels.fast_forms`: a new kernel without its
+    MAP term and cross-covariance part would otherwise be fitted through autograd unnoticed."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from gpytorch.kernels import Kernel, MaternKernel, ScaleKernel
+
+    import common.models.kernels as kernels
+    from common.models.kernels.fast_forms import forms_for
+
+    classes = {MaternKernel, ScaleKernel}
+    for info in pkgutil.iter_modules(kernels.__path__):
+        module = importlib.import_module(f"{kernels.__name__}.{info.name}")
+        classes |= {
+            cls
+            for _, cls in inspect.getmembers(module, inspect.isclass)
+            if issubclass(cls, Kernel) and cls.__module__ == module.__name__
+        }
+    assert len(classes) >= 6
+    missing = sorted(cls.__name__ for cls in classes if forms_for(cls) is None)
+    assert not missing, f"kernels without fast forms or a declared slow path: {missing}"
+    slow = sorted(cls.__name__ for cls in classes if forms_for(cls).map_term is None)
+    assert not slow  # today every kernel has both forms
+    assert all(forms_for(cls).cross_part is not None for cls in classes)

@@ -1,4 +1,4 @@
-"""Maximising an acquisition inside a trust region (:mod:`common.local_search`)."""
+"""Maximising an acquisition inside a trust region (:mod:`common.optim.local_search`)."""
 
 from __future__ import annotations
 
@@ -10,19 +10,8 @@ import pytest
 import torch
 from botorch.acquisition import AcquisitionFunction
 
-from common.acquisition import upper_confidence_bound
-from common.configset import ConfigSet
-from common.gp import fit_gp
-from common.kernels import casmopolitan_kernel
-from common.local_search import (
-    best_end,
-    hamming_neighbours,
-    local_optima,
-    sample_in_region,
-    snap_into_region,
-)
-from common.space import Categorical, Float, Integer, MixedSpace
-from common.trust_region import (
+from common.acquisition.functions import upper_confidence_bound
+from common.methods.casmopolitan.trust_region import (
     Region,
     TrustRegionConfig,
     box_bounds,
@@ -30,6 +19,17 @@ from common.trust_region import (
     region_of,
     replay,
 )
+from common.models.gp import fit_gp
+from common.models.kernels.mixture import casmopolitan_kernel
+from common.optim.local_search import (
+    best_end,
+    hamming_neighbours,
+    local_optima,
+    sample_in_region,
+    snap_into_region,
+)
+from common.space.configset import ConfigSet
+from common.space.mixed_space import Categorical, Float, Integer, MixedSpace
 
 
 # ---------------------------------------------------------------------- region geometry
@@ -244,7 +244,7 @@ def test_exact_ties_are_broken_at_random_not_by_the_order_of_the_choices() -> No
     """Categories no observation has are exact ties under a nominal kernel; taking the first
     one listed would let the order of a categorical's choices decide (ackley5c against
     ackley5c~1 in the README). A unique highest value is always taken."""
-    from common.local_search import highest
+    from common.optim.local_search import highest
 
     tied = np.array([-np.inf, 2.0, 1.0, 2.0, 2.0])
     picks = {highest(tied, np.random.default_rng(seed)) for seed in range(40)}

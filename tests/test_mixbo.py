@@ -30,9 +30,10 @@ def _trials(sampler, objective) -> list[dict]:
 
 
 def _the_rule(warping: str):
-    """The CASMOPOLITAN options MixboSampler's rule names (common.mixbo), with ``warping``."""
-    from common.casmopolitan import CasmopolitanOptions
-    from common.mixbo import LOCAL_SEARCHES, RAW_SAMPLES
+    """The CASMOPOLITAN options MixboSampler's rule names (common.methods.mixbo), with
+    ``warping``."""
+    from common.methods.casmopolitan.options import CasmopolitanOptions
+    from common.methods.mixbo import LOCAL_SEARCHES, RAW_SAMPLES
 
     return CasmopolitanOptions(
         n_init=4,
@@ -73,9 +74,9 @@ def test_mixbo_is_not_the_blend_alone_where_the_evidence_picks_magnitudes() -> N
 def test_mixbo_maximises_its_acquisition_from_more_starts_than_casmopolitans_defaults() -> None:
     """MixboSampler's local searches (10 from 1024 random rows of the trust region) are its own:
     with CASMOPOLITAN's 3 from 256 the same warping choice takes another path on the mixed toy."""
-    from common.busy import BusyPolicy
-    from common.casmopolitan import CasmopolitanOptions
-    from common.mixbo import LOCAL_SEARCHES, RAW_SAMPLES, MixboOptions
+    from common.batch.busy import BusyPolicy
+    from common.methods.casmopolitan.options import CasmopolitanOptions
+    from common.methods.mixbo import LOCAL_SEARCHES, RAW_SAMPLES, MixboOptions
     from optuna_plugins._base import MixedBOSampler
 
     options = MixboOptions(n_init=4).make(BusyPolicy()).options

@@ -92,7 +92,7 @@ def test_pickled_and_deep_copied_samplers_continue_identically(sampler_cls) -> N
 
 
 def test_torch_threads_are_one_inside_and_restored_after(sampler_cls, monkeypatch) -> None:
-    from common.strategy import Strategy
+    from common.methods.strategy import Strategy
 
     seen: list[int] = []
     cls = sampler_cls(seed=0)._strategy.__class__

@@ -21,10 +21,10 @@ from optuna.distributions import (
 )
 from optuna.trial import TrialState
 
-from common.problems import get_problem
-from optuna_plugins import compare
-from optuna_plugins.compare import peers
-from optuna_plugins.compare.peers._sampler import fixed_params, grid
+import mixbo_compare as compare
+from mixbo_compare import peers
+from mixbo_compare.peers._sampler import fixed_params, grid
+from mixbo_compare.problems import get_problem
 
 SPACE: dict[str, BaseDistribution] = {
     "x": FloatDistribution(-2.0, 3.0),
@@ -147,7 +147,7 @@ def test_ax_leaves_the_global_generators_alone() -> None:
 # ------------------------------------------------------------------------- encodings
 def test_catcmawm_encoding() -> None:
     _installed("catcmawm")
-    from optuna_plugins.compare.peers.catcmawm import _Codec
+    from mixbo_compare.peers.catcmawm import _Codec
 
     codec = _Codec(SPACE)
     x = dict(zip([n for n, _ in codec.x], codec.x_space, strict=True))
@@ -172,7 +172,7 @@ def test_catcmawm_tells_whole_generations() -> None:
 
 def test_smac_encoding() -> None:
     _installed("smac")
-    from optuna_plugins.compare.peers.smac3 import configspace, decode
+    from mixbo_compare.peers.smac3 import configspace, decode
 
     cs = configspace(SPACE, seed=0)
     assert set(cs) == set(SPACE) - {"const"}
@@ -188,7 +188,7 @@ def test_smac_encoding() -> None:
 
 def test_ax_encoding() -> None:
     _installed("ax")
-    from optuna_plugins.compare.peers.axplatform import parameter_configs
+    from mixbo_compare.peers.axplatform import parameter_configs
 
     configs = {c.name: c for c in parameter_configs(SPACE)}
     assert set(configs) == set(SPACE) - {"const"}
@@ -209,7 +209,7 @@ def test_runner_runs_a_peer_on_a_problem() -> None:
 
 
 def test_cli_names_the_peers() -> None:
-    from optuna_plugins.compare import cli
+    from mixbo_compare import cli
 
     assert cli._expand_samplers(["catcmawm,smac", "tpe"]) == ["catcmawm", "smac", "tpe"]
     assert cli._expand_samplers(["peers"]) == ["catcmawm", "smac", "ax", "hebo"]

@@ -4,22 +4,27 @@ import numpy as np
 import pytest
 import torch
 
-from common.acquisition import upper_confidence_bound
-from common.bandit import dependent_rounding, draw_category_batch, exp3m_probabilities
-from common.bofm import BOFM
-from common.busy import BusyPolicy
-from common.casmopolitan import Casmopolitan
-from common.cocabo import CoCaBO, CoCaBOOptions
-from common.gp import DTYPE, fit_gp
-from common.history import History
-from common.kernels import cocabo_kernel
-from common.penalization import (
+from common.acquisition.functions import upper_confidence_bound
+from common.batch.busy import BusyPolicy
+from common.batch.penalization import (
     MixedDistance,
     acquisition_with_busy_points,
     graph_hops,
     penalize,
 )
-from common.space import Categorical, Float, Integer, MixedSpace
+from common.methods.bofm.options import BOFMOptions
+from common.methods.casmopolitan.options import CasmopolitanOptions
+from common.methods.cocabo.bandit import (
+    dependent_rounding,
+    draw_category_batch,
+    exp3m_probabilities,
+)
+from common.methods.cocabo.options import CoCaBOOptions
+from common.methods.cocabo.strategy import CoCaBO
+from common.models.gp import DTYPE, fit_gp
+from common.models.kernels.mixture import cocabo_kernel
+from common.space.history import History
+from common.space.mixed_space import Categorical, Float, Integer, MixedSpace
 
 SPACE = MixedSpace([Float("x1", 0, 1), Float("x2", 0, 1), Categorical("h", ("a", "b", "c"))])
 
@@ -142,27 +147,27 @@ def mixed_history():
     return History.from_lists(configs, values)
 
 
-@pytest.mark.parametrize("strategy", [Casmopolitan, BOFM])
-def test_every_strategy_moves_away_from_a_busy_point(mixed_history, strategy) -> None:
+@pytest.mark.parametrize("options", [CasmopolitanOptions(), BOFMOptions()])
+def test_every_strategy_moves_away_from_a_busy_point(mixed_history, options) -> None:
     # Without penalisation the next suggestion sits next to the busy one (same model, same
     # optimiser); PLAyBOOK pushes it out of the busy point's neighbourhood.
-    free = strategy(busy=BusyPolicy(pending="ignore")).suggest(
+    free = options.make(BusyPolicy(pending="ignore")).suggest(
         MIXED, mixed_history, 1, np.random.default_rng(1)
     )
     busy = History(mixed_history.configs, mixed_history.values, tuple(free))
-    again = strategy(busy=BusyPolicy(pending="ignore")).suggest(
+    again = options.make(BusyPolicy(pending="ignore")).suggest(
         MIXED, busy, 1, np.random.default_rng(1)
     )[0]
     assert _near(MIXED, again, free[0])
-    moved = strategy(busy=BusyPolicy(pending="playbook")).suggest(
+    moved = options.make(BusyPolicy(pending="playbook")).suggest(
         MIXED, busy, 1, np.random.default_rng(1)
     )[0]
     assert not _near(MIXED, moved, free[0])
 
 
-@pytest.mark.parametrize("strategy", [Casmopolitan, BOFM])
-def test_every_strategy_spreads_a_batch(mixed_history, strategy) -> None:
-    batch = strategy().suggest(MIXED, mixed_history, 3, np.random.default_rng(2))
+@pytest.mark.parametrize("options", [CasmopolitanOptions(), BOFMOptions()])
+def test_every_strategy_spreads_a_batch(mixed_history, options) -> None:
+    batch = options.make(BusyPolicy()).suggest(MIXED, mixed_history, 3, np.random.default_rng(2))
     assert len(batch) == 3
     for i in range(3):
         for j in range(i):

@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from common import Categorical, Float, MixedSpace, Problem
-from common.problems import get_problem
-from common.problems.contamination import Contamination, contamination
-from common.problems.pest import PestControl, pest_control
-from common.problems.synthetic import func2c_array, func3c_array
+from common import Categorical, Float, MixedSpace
+from mixbo_compare.problems import get_problem
+from mixbo_compare.problems.contamination import Contamination, contamination
+from mixbo_compare.problems.pest import PestControl, pest_control
+from mixbo_compare.problems.problem import Problem
+from mixbo_compare.problems.synthetic import func2c_array, func3c_array
 
 
 def _config(h: tuple[int, ...], x: tuple[float, ...]) -> dict[str, Any]:
@@ -246,7 +247,7 @@ def test_deterministic_on_random_configs(name: str) -> None:
 
 
 def test_further_instances_are_named_not_registered() -> None:
-    from common.problems import PROBLEMS, resolve
+    from mixbo_compare.problems import PROBLEMS, resolve
 
     pest = get_problem("pest@8733")
     assert pest.name == "pest_seed8733" and pest.optimum == pytest.approx(11.9916)
@@ -254,7 +255,7 @@ def test_further_instances_are_named_not_registered() -> None:
     assert pest(config) == pest_control(8733)(config) != pest_control(0)(config)
     assert get_problem("contamination@1203").name.endswith("_seed1203")
     assert resolve("bbob-mixint-f3-d5") == (
-        "common.problems.bbob_mixint",
+        "mixbo_compare.problems.bbob_mixint",
         "bbob_mixint",
         {"function": 3, "dimension": 5},
     )
@@ -274,7 +275,7 @@ def test_a_relabelled_problem_hides_which_label_is_best_and_keeps_every_value() 
     Ackley-5C's optimum is no longer category 8 everywhere (the centre of the box); conditional
     problems refuse."""
     from common import Integer
-    from common.problems.relabel import relabelled
+    from mixbo_compare.problems.relabel import relabelled
 
     space = MixedSpace(
         [Categorical("a", ("x", "y", "z", "w")), Categorical("b", (0, 1, 2)), Integer("n", 0, 3)]
@@ -319,7 +320,7 @@ def test_noise_interface_delegates_to_the_declared_functions() -> None:
 
 
 def test_jenatton_has_its_minimum_and_asks_one_branch() -> None:
-    from common.problems import get_problem
+    from mixbo_compare.problems import get_problem
 
     problem = get_problem("jenatton")
     best = {"x1": 0, "x2": 0, "x4": 0.0, "x8": 0.0}
@@ -332,7 +333,7 @@ def test_jenatton_has_its_minimum_and_asks_one_branch() -> None:
 
 
 def test_pressure_vessel_reference_design_is_near_feasible_at_the_best_known_cost() -> None:
-    from common.problems import get_problem
+    from mixbo_compare.problems import get_problem
 
     problem = get_problem("pressure-vessel")
     design = {"ts": 13, "th": 7, "R": 42.0984, "L": 176.6366}
@@ -342,8 +343,8 @@ def test_pressure_vessel_reference_design_is_near_feasible_at_the_best_known_cos
 
 
 def test_the_runner_asks_conditional_branches_and_records_constraints() -> None:
-    from common.problems import get_problem
-    from optuna_plugins.compare.runner import run
+    from mixbo_compare.problems import get_problem
+    from mixbo_compare.runner import run
 
     result = run(get_problem("jenatton"), "casmopolitan", seed=0, n_trials=14)
     for params in result.params:

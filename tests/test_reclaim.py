@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import common.reclaim as reclaim
-from common.casmopolitan import CasmopolitanOptions
 from common.engine import SuggestionEngine
-from common.gp import SharedTrainGP
-from common.space import Categorical, Float, MixedSpace
+from common.methods.casmopolitan.options import CasmopolitanOptions
+from common.models.gp import SharedTrainGP
+from common.space.mixed_space import Categorical, Float, MixedSpace
 
 SPACE = MixedSpace([Float("x", -1.0, 1.0), Float("y", -1.0, 1.0), Categorical("c", [0, 1, 2])])
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-import common.kernel_choice
-from common.configset import ConfigSet
-from common.restart_centre import choose_restart_centre, restart_candidates
-from common.space import Categorical, MixedSpace
-from common.trust_region import TrustRegionConfig, replay
+import common.models.kernel_choice
+from common.methods.casmopolitan.restart_centre import choose_restart_centre, restart_candidates
+from common.methods.casmopolitan.trust_region import TrustRegionConfig, replay
+from common.space.configset import ConfigSet
+from common.space.mixed_space import Categorical, MixedSpace
 
 
 def _restarted(seed: int = 0):
@@ -47,7 +47,7 @@ def test_a_failing_gp_restarts_far_from_the_earlier_bests(monkeypatch, capture_l
     def broken(*args, **kwargs):
         raise RuntimeError("not positive definite")
 
-    monkeypatch.setattr(common.kernel_choice, "fit_gp_scored", broken)
+    monkeypatch.setattr(common.models.kernel_choice, "fit_gp_scored", broken)
     space, X, y, state = _restarted()
     Xa, _ = restart_candidates(X, y, state)
     caplog = capture_logs("mixbo")  # the core's logger outside an adapter

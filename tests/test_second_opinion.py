@@ -7,13 +7,14 @@ import logging
 import numpy as np
 import torch
 
-from common.acquisition import evaluate, log_expected_improvement
-from common.casmopolitan import Casmopolitan, CasmopolitanOptions
-from common.history import History
-from common.local_search import hamming_neighbours
-from common.second_opinion import additive_model, applies, best_by_both
-from common.space import Categorical, Float, MixedSpace
-from common.trust_region import region_of
+from common.acquisition.functions import evaluate, log_expected_improvement
+from common.methods.casmopolitan.options import CasmopolitanOptions
+from common.methods.casmopolitan.strategy import Casmopolitan
+from common.methods.casmopolitan.trust_region import region_of
+from common.methods.second_opinion import additive_model, applies, best_by_both
+from common.optim.local_search import hamming_neighbours
+from common.space.history import History
+from common.space.mixed_space import Categorical, Float, MixedSpace
 
 
 def _space(k: int, n: int = 6) -> MixedSpace:
@@ -65,7 +66,9 @@ def test_the_additive_model_ranks_the_fix_of_the_one_wrong_category_first() -> N
         [*history.configs, incumbent], [*history.values, _objective(incumbent)]
     )
     X = space.encode(history.configs)
-    model = additive_model(Casmopolitan(), space, X, np.asarray(history.values), 1)
+    model = additive_model(
+        Casmopolitan(CasmopolitanOptions()), space, X, np.asarray(history.values), 1
+    )
     neighbours = hamming_neighbours(X[-1:], space, np.random.default_rng(0), 1000)[0]
     scores = evaluate(log_expected_improvement(model, model.train_targets[-1]), neighbours)
     best = space.decode(neighbours[int(np.argmax(scores.reshape(-1)))][None])[0]
@@ -75,12 +78,13 @@ def test_the_additive_model_ranks_the_fix_of_the_one_wrong_category_first() -> N
 def test_the_additive_models_refit_continues_its_last_fit_for_a_few_iterations(
     monkeypatch,
 ) -> None:
-    """Its first fit runs from the priors to the full cap; each refit :func:`common.strategy.
-    refit_due` asks for continues the last one for REFIT_MAXITER iterations (as a kernel
-    choice's challengers), and the lengths in between condition that fit without fitting."""
-    import common.gp as gp
-    from common.map_fit import MAPObjective
-    from common.second_opinion import REFIT_MAXITER
+    """Its first fit runs from the priors to the full cap; each refit
+    :func:`common.methods.strategy. refit_due` asks for continues the last one for REFIT_MAXITER
+    iterations (as a kernel choice's challengers), and the lengths in between condition that fit
+    without fitting."""
+    import common.models.gp as gp
+    from common.methods.second_opinion import REFIT_MAXITER
+    from common.models.map_fit import MAPObjective
 
     iterations = []
     real = MAPObjective.minimise
@@ -93,14 +97,14 @@ def test_the_additive_models_refit_continues_its_last_fit_for_a_few_iterations(
     space = _space(3)
     history = _history(space, 24, 4)
     X, y = space.encode(history.configs), np.asarray(history.values)
-    strategy = Casmopolitan()
+    strategy = Casmopolitan(CasmopolitanOptions())
     for n in (20, 21, 22):
         assert additive_model(strategy, space, X[:n], y[:n], 2) is not None
     assert iterations == [gp.FIT_MAXITER, REFIT_MAXITER]
 
 
 def _suggestions(options: CasmopolitanOptions, space, history, seeds=range(3)) -> list[dict]:
-    strategy = options.make(Casmopolitan().busy)
+    strategy = options.make(Casmopolitan(CasmopolitanOptions()).busy)
     return [strategy.suggest(space, history, 1, np.random.default_rng(s))[0] for s in seeds]
 
 
@@ -133,12 +137,12 @@ def test_the_second_opinion_changes_suggestions_inside_the_trust_region() -> Non
 def test_a_failed_additive_fit_leaves_the_product_models_choice_with_a_warning(
     monkeypatch,
 ) -> None:
-    import common.second_opinion
+    import common.methods.casmopolitan.strategy as casmopolitan
 
     def boom(*args, **kwargs):
         raise RuntimeError("not positive definite")
 
-    monkeypatch.setattr(common.second_opinion, "additive_model", boom)
+    monkeypatch.setattr(casmopolitan, "additive_model", boom)
     space = _space(8)
     history = _history(space, 30, 2)
     records: list[str] = []

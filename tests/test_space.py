@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from common.space import Categorical, Float, Integer, MixedSpace
+from common.space.mixed_space import Categorical, Float, Integer, MixedSpace
 
 
 def roundtrip(space: MixedSpace, config: dict) -> dict:

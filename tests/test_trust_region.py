@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from common.gp import fit_gp
-from common.kernels import TransformedOverlapKernel, _matches, casmopolitan_kernel
-from common.trust_region import (
+from common.methods.casmopolitan.trust_region import (
     LENGTH_INIT,
     LENGTH_MIN,
     TrustRegionConfig,
@@ -23,6 +21,9 @@ from common.trust_region import (
     replay,
     update_state,
 )
+from common.models.gp import fit_gp
+from common.models.kernels.mixture import casmopolitan_kernel
+from common.models.kernels.overlap import TransformedOverlapKernel, _matches
 
 
 def _config(n_cat=25, n_cont=0, n_init=0, fail=4, succ=3) -> TrustRegionConfig:

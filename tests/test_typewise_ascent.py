@@ -8,9 +8,9 @@ import time
 import numpy as np
 import torch
 
-from common.fm_kernel import FMLayout
-from common.space import Categorical, Float, Integer, MixedSpace
-from common.typewise_ascent import evaluate, neighbours, typewise_ascent
+from common.models.kernels.frequency_modulated import FMLayout
+from common.optim.typewise_ascent import evaluate, neighbours, typewise_ascent
+from common.space.mixed_space import Categorical, Float, Integer, MixedSpace
 
 # k: a path graph of 10 values, c: a complete graph of 4, x: continuous
 SPACE = MixedSpace([Integer("k", 0, 9), Categorical("c", "abcd"), Float("x", 0.0, 1.0)])

@@ -10,13 +10,13 @@ import optuna
 import pytest
 import torch
 
-from common import gp as gp_module
-from common.busy import BusyPolicy
-from common.cocabo import CoCaBOOptions
-from common.history import History
-from common.space import Categorical, Float, MixedSpace
-from common.strategy import COLD_SUBSET, cold_subset, refit_due
-from common.warm_store import dumps, key_digest, loads
+from common.batch.busy import BusyPolicy
+from common.methods.cocabo.options import CoCaBOOptions
+from common.models import refit
+from common.models.refit import COLD_SUBSET, cold_subset, refit_due
+from common.models.warm_store import dumps, key_digest, loads
+from common.space.history import History
+from common.space.mixed_space import Categorical, Float, MixedSpace
 from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 
 SAMPLERS = {
@@ -136,10 +136,8 @@ def test_a_long_history_conditions_the_last_fit_between_refits(monkeypatch) -> N
     configs = space.decode(space.sample(205, rng))
     values = np.array([(c["x"] - 0.3) ** 2 + c["y"] + c["c"] for c in configs])
     fits = []
-    real = gp_module.fit_gp
-    monkeypatch.setattr(
-        gp_module, "fit_gp", lambda *a, **k: fits.append(len(a[1])) or real(*a, **k)
-    )
+    real = refit.fit_gp
+    monkeypatch.setattr(refit, "fit_gp", lambda *a, **k: fits.append(len(a[1])) or real(*a, **k))
     cocabo = CoCaBOOptions().make(BusyPolicy())
     for n in (201, 202, 203, 204):  # 1 fits a subsample (nothing known yet), 2, 4 are due
         cocabo.suggest(space, History(tuple(configs[:n]), values[:n]), 1, rng)
@@ -159,9 +157,10 @@ def test_a_fit_from_the_priors_in_a_long_study_sees_an_even_subsample() -> None:
 def test_a_first_worker_on_a_long_study_fits_a_subsample_then_refits_on_all(
     name, monkeypatch
 ) -> None:
-    from common import fm_model, kernel_choice
-    from common.bofm import BOFMOptions
-    from common.casmopolitan import CasmopolitanOptions
+    import common.methods.bofm.strategy as bofm_strategy
+    from common.methods.bofm.options import BOFMOptions
+    from common.methods.casmopolitan.options import CasmopolitanOptions
+    from common.models import kernel_choice
 
     space = MixedSpace([Float("x", 0.0, 1.0), Categorical("c", [0, 1, 2])])
     rng = np.random.default_rng(1)
@@ -171,7 +170,7 @@ def test_a_first_worker_on_a_long_study_fits_a_subsample_then_refits_on_all(
     if name == "casmopolitan":
         module, attr = kernel_choice, "fit_gp_scored"
     else:
-        module, attr = fm_model, "fit_fm_gp"
+        module, attr = bofm_strategy, "fit_fm_gp"
     real = getattr(module, attr)
     monkeypatch.setattr(module, attr, lambda *a, **k: fits.append(len(a[1])) or real(*a, **k))
     options = CasmopolitanOptions() if name == "casmopolitan" else BOFMOptions()
@@ -189,10 +188,11 @@ def test_fits_stored_before_the_kernel_choice_leave_a_long_study_to_the_subsampl
     """A one-kernel fit stored by an earlier CASMOPOLITAN is not adopted: the first fit of a
     250-trial study sees the cold subsample, as on a study with no stored fits, instead of every
     trial from the priors."""
-    from common import kernel_choice
-    from common.casmopolitan import CasmopolitanOptions, casmopolitan_kernels
-    from common.gp import fit_gp
-    from common.warm_store import dumps, key_digest
+    from common.methods.casmopolitan.options import CasmopolitanOptions
+    from common.models import kernel_choice
+    from common.models.gp import fit_gp
+    from common.models.kernels.mixture import casmopolitan_kernels
+    from common.models.warm_store import dumps, key_digest
 
     space = MixedSpace([Float("x", 0.0, 1.0), Categorical("c", [0, 1, 2])])
     rng = np.random.default_rng(1)

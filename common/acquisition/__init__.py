@@ -1,0 +1,1 @@
+"""Acquisition functions (log EI, UCB) and the feasibility weighting of constrained studies."""

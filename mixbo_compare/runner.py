@@ -1,0 +1,237 @@
+"""Running mixbo's samplers, Optuna's built-in ones and the peers on the benchmark problems.
+
+The engine behind ``mixbo-compare``: a sampler registry (name -> factory; the peers, built for the
+run's search space and budget, are in ``peers.PEERS``) and one function that runs
+one (problem, sampler, seed) study and returns the value of every trial in order, either
+sequentially or on ``k`` simulated asynchronous workers (``simulated_workers``: half-normal
+runtimes of mean 1, RUNNING trials pending, no real waiting). The command line, the table and the
+plots live in ``cli`` and ``report``.
+
+Example::
+
+    result = run(get_problem("func2c"), "tpe", seed=0, n_trials=40, workers=4)
+    result.values, result.end_times, result.seconds_per_suggestion
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import optuna
+from optuna.distributions import (
+    BaseDistribution,
+    CategoricalDistribution,
+    FloatDistribution,
+    IntDistribution,
+)
+
+from common.space.mixed_space import Categorical, Float, MixedSpace
+from mixbo_compare.peers import PEERS, UNAVAILABLE, missing
+from mixbo_compare.problems.problem import Problem
+from mixbo_compare.simulated_workers import half_normal_runtimes, simulate
+from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
+from optuna_plugins._base import MixedBOSampler
+
+SamplerFactory = Callable[[int], optuna.samplers.BaseSampler]
+
+# mixbo's own samplers, by registry name; everything else in SAMPLERS is an Optuna baseline.
+MIXBO_SAMPLERS: dict[str, type[MixedBOSampler]] = {
+    "mixbo": MixboSampler,
+    "cocabo": CoCaBOSampler,
+    "casmopolitan": CasmopolitanSampler,
+    "bofm": BOFMSampler,
+}
+
+
+def _ours(cls: type[MixedBOSampler]) -> SamplerFactory:
+    return lambda seed: cls(seed=seed)
+
+
+# Baselines get their best default set-up: TPE and GPSampler with Optuna 5's defaults.
+SAMPLERS: dict[str, SamplerFactory] = {
+    **{name: _ours(cls) for name, cls in MIXBO_SAMPLERS.items()},
+    "random": lambda seed: optuna.samplers.RandomSampler(seed=seed),
+    "tpe": lambda seed: optuna.samplers.TPESampler(seed=seed),
+    "tpe-cl": lambda seed: optuna.samplers.TPESampler(seed=seed, constant_liar=True),  # async
+    # TPE that models conditional spaces (Optuna's advice for them)
+    "tpe-group": lambda seed: optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True),
+    "gp": lambda seed: optuna.samplers.GPSampler(seed=seed),
+    "cmaes": lambda seed: optuna.samplers.CmaEsSampler(seed=seed),  # int + float spaces only
+}
+
+
+def is_ours(sampler: str) -> bool:
+    """Whether the registered sampler ``sampler`` is one of mixbo's (not an Optuna baseline)."""
+    return sampler in MIXBO_SAMPLERS
+
+
+def names() -> list[str]:
+    """Every sampler known by name: ours, Optuna's, the peers (and those that cannot run here)."""
+    return [*SAMPLERS, *PEERS, *UNAVAILABLE]
+
+
+def _no_categoricals(space: MixedSpace) -> str | None:
+    if any(isinstance(p, Categorical) and len(p.choices) > 1 for p in space.params):
+        return "no categorical support (CMA-ES)"
+    return None
+
+
+def _peer_installed(name: str) -> Callable[[MixedSpace], str | None]:
+    return lambda space: missing(name)
+
+
+# sampler -> check returning why it does not apply to a space (None when it does)
+APPLIES: dict[str, Callable[[MixedSpace], str | None]] = {
+    "cmaes": _no_categoricals,
+    **{name: _peer_installed(name) for name in PEERS},
+    **{name: (lambda space, why=why: why) for name, why in UNAVAILABLE.items()},
+}
+
+
+def skip_reason(sampler: str, space: MixedSpace) -> str | None:
+    """Why ``sampler`` is not run on ``space`` (e.g. CMA-ES on categoricals), or None."""
+    check = APPLIES.get(sampler)
+    return check(space) if check is not None else None
+
+
+def distributions(space: MixedSpace) -> dict[str, BaseDistribution]:
+    """Optuna distributions of a mixbo space (the inverse of the sampler's conversion)."""
+    out: dict[str, BaseDistribution] = {}
+    for p in space.params:
+        if isinstance(p, Categorical):
+            out[p.name] = CategoricalDistribution(p.choices)
+        elif isinstance(p, Float):
+            out[p.name] = FloatDistribution(p.low, p.high, log=p.log, step=p.step)
+        else:
+            out[p.name] = IntDistribution(p.low, p.high, log=p.log, step=p.step)
+    return out
+
+
+def suggest_param(trial: optuna.trial.Trial, name: str, dist: BaseDistribution) -> Any:
+    """``trial.suggest_*`` for ``name`` with the distribution ``dist``."""
+    if isinstance(dist, CategoricalDistribution):
+        return trial.suggest_categorical(name, dist.choices)
+    if isinstance(dist, IntDistribution):
+        return trial.suggest_int(name, dist.low, dist.high, step=dist.step, log=dist.log)
+    return trial.suggest_float(name, dist.low, dist.high, step=dist.step, log=dist.log)
+
+
+@dataclass
+class RunResult:
+    """Every trial of one run, indexed by trial number (ask order).
+
+    ``values`` are the observed (possibly noisy) values, NaN where the evaluation failed;
+    ``true_values`` the noise-free ones where the problem has a ``mean`` (noisy tabular
+    benchmarks), else the observed ones, and +inf for an infeasible trial of a constrained
+    problem. ``start_times``/``end_times`` are simulated
+    (trials last a half-normal time of mean 1 on ``workers`` workers); ``finish_order`` lists the
+    trial numbers in the order they finished (trial order when ``workers == 1``).
+    """
+
+    values: np.ndarray  # objective value of each trial, in order (minimised)
+    seconds_per_suggestion: float
+    true_values: np.ndarray = field(default_factory=lambda: np.empty(0))
+    start_times: np.ndarray = field(default_factory=lambda: np.empty(0))
+    end_times: np.ndarray = field(default_factory=lambda: np.empty(0))
+    finish_order: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=int))
+    suggest_seconds: np.ndarray = field(default_factory=lambda: np.empty(0))
+    params: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[str | None] = field(default_factory=list)
+    workers: int = 1
+
+
+def run(
+    problem: Problem,
+    sampler: str | SamplerFactory,
+    seed: int,
+    n_trials: int,
+    *,
+    workers: int = 1,
+    on_trial: Callable[[int], None] | None = None,
+) -> RunResult:
+    """One study of ``problem`` with ``sampler`` on ``workers`` simulated workers (1: sequential).
+
+    With ``workers = k > 1`` the study keeps ``k`` trials RUNNING (asked, not yet told) while the
+    budget lasts; each finishes after a half-normal runtime of mean 1 drawn from a stream that
+    depends only on ``seed``, and is told in order of simulated finish time. An objective that
+    raises or returns NaN gives a FAILed trial (value NaN) and the run goes on; an exception from
+    the sampler propagates. The problem is reseeded with ``seed`` first (``Problem.reseed``), so a
+    run replays the same noise whatever ran before it. ``on_trial(n_done)`` is called after each
+    tell (for progress bars).
+    """
+    from optuna.trial import TrialState
+
+    dists = distributions(problem.space)
+    if isinstance(sampler, str) and sampler in UNAVAILABLE:
+        raise ValueError(UNAVAILABLE[sampler])
+    if isinstance(sampler, str) and sampler in PEERS:
+        chosen = PEERS[sampler].build(seed, dists, n_trials)
+    else:
+        chosen = (SAMPLERS[sampler] if isinstance(sampler, str) else sampler)(seed)
+    problem.reseed(seed)
+    study = optuna.create_study(sampler=chosen, direction="minimize")
+
+    values = np.full(n_trials, np.nan)
+    true_values = np.full(n_trials, np.nan)
+    suggest = np.zeros(n_trials)
+    params: list[dict[str, Any]] = [{} for _ in range(n_trials)]
+    errors: list[str | None] = [None] * n_trials
+    finished: list[int] = []
+
+    def ask(i: int) -> tuple[int, optuna.trial.Trial]:
+        begin = time.perf_counter()
+        if problem.ask is None:
+            trial = study.ask(dists)
+        else:  # a conditional problem asks for its branch's parameters, as an objective does
+            trial = study.ask()
+            problem.ask(lambda name: suggest_param(trial, name, dists[name]))
+        suggest[i] = time.perf_counter() - begin
+        params[i] = dict(trial.params)
+        return i, trial
+
+    def tell(handle: tuple[int, optuna.trial.Trial]) -> None:
+        i, trial = handle
+        try:
+            value = problem(params[i])
+            if not math.isfinite(value):
+                raise ValueError(f"objective returned {value}")
+            # a deterministic objective's value is its noise-free one: not evaluated twice
+            true = problem.noise_free(params[i]) if problem.mean is not None else value
+            if problem.constraints is not None:
+                constraints = [float(c) for c in problem.constraints(params[i])]
+                for k, c in enumerate(constraints):
+                    trial.set_constraint(f"c{k}", c)
+                if any(c > 0 for c in constraints):
+                    true = math.inf  # an infeasible trial never counts as the best
+        except Exception as exc:  # a failed evaluation is a FAILed trial, not a failed run
+            errors[i] = f"{type(exc).__name__}: {exc}"
+            study.tell(trial, state=TrialState.FAIL)
+        else:
+            values[i], true_values[i] = value, true
+            study.tell(trial, value)
+        finished.append(i)
+        if on_trial is not None:
+            on_trial(len(finished))
+
+    events = simulate(ask, tell, n_trials, workers, half_normal_runtimes(seed))
+    start_times = np.full(n_trials, np.nan)
+    end_times = np.full(n_trials, np.nan)
+    for event in events:
+        (start_times if event.kind == "start" else end_times)[event.trial] = event.time
+    return RunResult(
+        values=values,
+        seconds_per_suggestion=float(suggest.mean()) if n_trials else 0.0,
+        true_values=true_values,
+        start_times=start_times,
+        end_times=end_times,
+        finish_order=np.asarray(finished, dtype=int),
+        suggest_seconds=suggest,
+        params=params,
+        errors=errors,
+        workers=workers,
+    )
