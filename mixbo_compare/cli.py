@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from mixbo_compare import report, runner
+from mixbo_compare import provenance, report, runner
 from mixbo_compare.problems import PROBLEMS, get_problem, resolve
 from mixbo_compare.problems.problem import Problem
 from mixbo_compare.run_cache import code_version, load_runs, record_run
@@ -620,18 +620,18 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
         if outcome.run_row["status"] == "ok":
             record_run(out / RUNS_JSONL, outcome.record(code))
 
-    command += f"  (code {code})"
+    provenance.write(out, provenance.collect(command, jobs))
     try:
         outcomes = known + execute_all(
             tasks, jobs, not args.no_progress, args.verbose, on_outcome=sink
         )
     except KeyboardInterrupt:
-        md, _ = report.write_report(out, command + "  (interrupted)")
+        md, _ = report.write_report(out, "Interrupted: the table has the runs that ended.")
         print(f"interrupted: the runs that ended are in {out}; table of those in {md}")
         return 130
     elapsed = time.perf_counter() - start
     write_csvs(out, outcomes)  # the same rows, in task order
-    md, pngs = report.write_report(out, command)
+    md, pngs = report.write_report(out)
     statuses = [o.run_row["status"] for o in outcomes]
     if not args.quiet:
         print(md.read_text())

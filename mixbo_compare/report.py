@@ -27,6 +27,21 @@ from pathlib import Path
 
 import numpy as np
 
+from mixbo_compare import provenance
+
+# what each name of ``mixbo-compare -s`` runs (mixbo's samplers and Optuna's)
+SAMPLER_CLASSES = {
+    "mixbo": "MixboSampler",
+    "cocabo": "CoCaBOSampler",
+    "casmopolitan": "CasmopolitanSampler",
+    "bofm": "BOFMSampler",
+    "tpe": "TPESampler",
+    "tpe-cl": "TPESampler(constant_liar=True)",
+    "tpe-group": "TPESampler(multivariate=True, group=True)",
+    "gp": "GPSampler",
+    "random": "RandomSampler",
+    "cmaes": "CmaEsSampler",
+}
 RUNS_CSV = "runs.csv"
 TRIALS_CSV = "trials.csv"
 TABLE_MD = "results.md"
@@ -288,14 +303,17 @@ def _mean(xs: Iterable[float]) -> float:
     return float(np.mean(a)) if a else math.nan
 
 
-def table(runs: Sequence[RunData], command: str | None = None) -> str:
-    """The markdown report: a summary per number of workers, then one table per problem."""
+def table(runs: Sequence[RunData], stamp: dict | None = None, note: str = "") -> str:
+    """The markdown report: where the runs came from (``stamp``, a folder's provenance), a
+    summary per number of workers, then one table per problem."""
     settings = group(runs)
-    if not settings:
-        return "# mixbo-compare results\n\nNo runs.\n"
     lines = ["# mixbo-compare results", ""]
-    if command:
-        lines += [f"Command: `{command}`", ""]
+    if stamp:
+        lines += provenance.stamp(stamp)
+    if note:
+        lines += [note, ""]
+    if not settings:
+        return "\n".join([*lines, "No runs.", ""])
     problems = _ordered(s.problem for s in settings)
     samplers = _ordered(r.sampler for r in runs)
     seeds = sorted({r.seed for r in runs})
@@ -303,11 +321,14 @@ def table(runs: Sequence[RunData], command: str | None = None) -> str:
     ours = {r.sampler for r in runs if r.mixbo}
     lines += [
         f"Problems: {', '.join(problems)}. Samplers: "
-        + ", ".join(f"{s} (mixbo)" if s in ours else s for s in samplers)
+        + ", ".join(f"**{s}**" if s in ours else s for s in samplers)
         + f". Seeds: {', '.join(map(str, seeds))}. Trials per run: "
         + ", ".join(map(str, trials))
         + ".",
         "",
+        "- Samplers in bold are mixbo's; each name is `mixbo-compare -s NAME`'s: "
+        + ", ".join(f"{s} = {SAMPLER_CLASSES[s]}" for s in samplers if s in SAMPLER_CLASSES)
+        + ".",
         "- Regret after n trials = best value among the first n completed trials − the problem's "
         "reference (its optimum or best-known value; see each problem's note). For noisy tabular "
         "problems a trial's value is its noise-free mean over training seeds.",
@@ -485,7 +506,7 @@ def plot(runs: Sequence[RunData], folder: str | Path, dpi: int = 110) -> list[Pa
             )
             fig.legend(
                 [handles[s] for s in samplers if s in handles],
-                [f"{s} (mixbo)" if s in ours else s for s in samplers if s in handles],
+                [f"{s} (ours)" if s in ours else s for s in samplers if s in handles],
                 loc="outside lower center",
                 ncol=min(len(handles), 6),
                 fontsize=11,
@@ -535,8 +556,8 @@ def _panel(ax, st: Setting, kind: str, colors, ours: set[str], handles: dict) ->
         handles[s] = line
     if log:
         ax.set_yscale("log")
-    elif bands:  # linear: fit the medians; a wide band in the first trials may be cut
-        top = max(float(np.nanmax(med)) for _, med, _, _ in bands.values())
+    elif bands:  # linear: fit the bands after the first fifth of the axis (the start-up spread)
+        top = max(_upper(x, q3) for x, _, _, q3 in bands.values())
         if math.isfinite(top) and top > 0:
             ax.set_ylim(-0.03 * top, 1.08 * top)
     best_seen = st.note.startswith(("no known", "a run beat"))
@@ -552,10 +573,17 @@ def _panel(ax, st: Setting, kind: str, colors, ours: set[str], handles: dict) ->
         ax.text(0.5, 0.5, "no successful runs", ha="center", va="center", transform=ax.transAxes)
 
 
-def write_report(folder: str | Path, command: str | None = None) -> tuple[Path, list[Path]]:
-    """Rebuild ``results.md`` and the PNGs of a results folder from its CSV files."""
+def _upper(x: np.ndarray, q3: np.ndarray) -> float:
+    """The top of a band's third quartile once a fifth of the x axis has passed."""
+    late = np.isfinite(q3) & (x >= x[0] + 0.2 * (x[-1] - x[0]))
+    return float(np.max(q3[late])) if late.any() else math.nan
+
+
+def write_report(folder: str | Path, note: str = "") -> tuple[Path, list[Path]]:
+    """Rebuild ``results.md`` and the PNGs of a results folder from its CSV files (stamped with
+    its ``provenance.json``)."""
     folder = Path(folder)
     runs = load(folder)
     md = folder / TABLE_MD
-    md.write_text(table(runs, command))
+    md.write_text(table(runs, provenance.read(folder), note))
     return md, plot(runs, folder)

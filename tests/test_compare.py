@@ -387,9 +387,10 @@ def test_mixbo_compare_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     # the report can be rebuilt from the CSVs alone, identically
     (out / "results.md").unlink()
     assert cli.main(["--report-only", str(out)]) == 0
-    command = f"mixbo-compare {' '.join(argv)}  (code {cli.code_version()})"
-    assert f"Command: `{command}`" in md  # the code version its runs are recorded under
-    assert (out / "results.md").read_text() == md.replace(f"Command: `{command}`\n\n", "")
+    assert f"Command: `mixbo-compare {' '.join(argv)}`" in md
+    assert f"source hash `{cli.code_version()}`" in md  # the version its runs are cached under
+    assert "commit `" in md and "cores" in md  # the stamp: commit, versions, machine
+    assert (out / "results.md").read_text() == md
 
 
 def test_parallel_jobs_give_the_same_trials(tmp_path: Path) -> None:
@@ -461,7 +462,7 @@ def test_interrupted_comparison_keeps_finished_runs(
     runs = _read(out / "runs.csv")
     assert [(r["sampler"], r["seed"]) for r in runs] == [("random", "0"), ("tpe", "0")]
     assert len(_read(out / "trials.csv")) == 2 * 3
-    assert "(interrupted)" in (out / "results.md").read_text()
+    assert "Interrupted: the table has the runs that ended." in (out / "results.md").read_text()
 
 
 def test_an_interrupted_comparison_resumes_with_the_runs_it_finished(

@@ -1,0 +1,102 @@
+"""Where a results folder came from: the command, the code, the libraries and the machine.
+
+``mixbo-compare`` writes ``provenance.json`` beside its CSV files when it starts, and every table
+built from the folder (its ``results.md``, the pages in ``docs/results``) opens with the stamp
+:func:`stamp` makes of it, so a figure can always be traced to the commit and the machine that
+produced it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import json
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from mixbo_compare.run_cache import code_version
+
+PROVENANCE_JSON = "provenance.json"
+LIBRARIES = ("optuna", "torch", "gpytorch", "botorch", "numpy", "scipy")
+
+
+def git_commit(root: Path) -> str:
+    """The checkout's commit (``-dirty`` when tracked files differ from it), or ``"unknown"``
+    outside a git checkout."""
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("-dirty" if dirty else "")
+
+
+def cpu_name() -> str:
+    """The processor's model name (Linux's ``/proc/cpuinfo``), else what :mod:`platform` says."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def collect(command: str, jobs: int) -> dict[str, Any]:
+    """The provenance of a comparison about to run as ``command`` in ``jobs`` processes."""
+    versions = {"python": platform.python_version()}
+    for library in LIBRARIES:
+        try:
+            versions[library] = importlib.metadata.version(library)
+        except importlib.metadata.PackageNotFoundError:
+            versions[library] = "-"
+    return {
+        "command": command,
+        "commit": git_commit(Path(__file__).resolve().parents[1]),
+        "code": code_version(),
+        "versions": versions,
+        "cpu": cpu_name(),
+        "cores": os.cpu_count() or 1,
+        "jobs": jobs,
+        "date": datetime.date.today().isoformat(),
+    }
+
+
+def write(folder: str | os.PathLike, provenance: dict[str, Any]) -> None:
+    Path(folder, PROVENANCE_JSON).write_text(json.dumps(provenance, indent=1) + "\n")
+
+
+def read(folder: str | os.PathLike) -> dict[str, Any] | None:
+    """The folder's provenance, or ``None`` for a folder written before it was recorded."""
+    path = Path(folder, PROVENANCE_JSON)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def stamp(provenance: dict[str, Any]) -> list[str]:
+    """Markdown lines that say where a table's runs came from."""
+    versions = ", ".join(f"{k} {v}" for k, v in provenance["versions"].items())
+    return [
+        f"Command: `{provenance['command']}`",
+        "",
+        f"- Code: mixbo at commit `{provenance['commit']}`; runs cached under source hash "
+        f"`{provenance['code']}` (a hash of mixbo's source files and the library versions, not a "
+        "commit: a later run of the same code reuses them).",
+        f"- Libraries: {versions}.",
+        f"- Machine: {provenance['cpu']}, {provenance['cores']} cores; {provenance['jobs']} "
+        "process(es) at once, each on one torch and one BLAS thread; run on "
+        f"{provenance['date']}.",
+        "",
+    ]

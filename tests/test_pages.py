@@ -1,0 +1,54 @@
+"""The results pages in docs/ are what the stored runs give, and the README quotes them exactly."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mixbo_compare import pages, provenance, report
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+STORED = sorted(p for p in (DOCS / "runs").glob("*") if (p / report.RUNS_CSV).exists())
+
+
+def test_results_pages_are_stored_with_their_provenance() -> None:
+    assert STORED, "docs/runs holds the runs the results pages are built from"
+    for folder in STORED:
+        stamp = provenance.read(folder)
+        assert stamp and stamp["commit"] != "unknown" and stamp["command"].startswith("mixbo-")
+
+
+@pytest.mark.parametrize("folder", STORED, ids=[p.name for p in STORED])
+def test_each_page_is_what_its_stored_runs_give(folder: Path) -> None:
+    assert (DOCS / "results" / f"{folder.name}.md").read_text() == pages.page(folder)
+
+
+def test_rebuilding_writes_every_page_and_its_plots(tmp_path: Path) -> None:
+    shutil.copytree(DOCS / "runs", tmp_path / "runs")
+    written = pages.rebuild(tmp_path)
+    for folder in STORED:
+        assert (tmp_path / "results" / f"{folder.name}.md") in written
+        assert list((tmp_path / "results" / folder.name).glob("convergence_*.png"))
+    index = (tmp_path / "results" / "README.md").read_text()
+    assert all(f"({p.name}.md)" in index for p in STORED)
+
+
+def _quoted_tables(text: str) -> list[tuple[str, list[str]]]:
+    """Each README table under a ``<!-- quoted from docs/results/NAME.md -->`` line."""
+    found = []
+    for match in re.finditer(r"<!-- quoted from docs/results/(\S+)\.md -->\n((?:\|.*\n)+)", text):
+        found.append((match.group(1), match.group(2).splitlines()))
+    return found
+
+
+def test_every_figure_the_readme_quotes_is_the_generated_pages() -> None:
+    quotes = _quoted_tables((ROOT / "README.md").read_text())
+    assert quotes, "the README quotes its headline table from docs/results"
+    for name, rows in quotes:
+        page = (DOCS / "results" / f"{name}.md").read_text().splitlines()
+        for row in rows:
+            assert row in page, f"README row not in docs/results/{name}.md: {row}"
