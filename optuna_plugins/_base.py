@@ -229,8 +229,9 @@ class MixedBOSampler(BaseSampler):
     def infer_relative_search_space(
         self, study: Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
-        """The union of the parameters of the study's completed and running trials (a
-        conditional parameter included: the model knows which trials use it)."""
+        """The union of the parameters of the study's completed and running trials, each with its
+        latest distribution (a conditional parameter included: the model knows which trials use
+        it)."""
         return union_search_space(study.get_trials(deepcopy=False, states=_STATES))
 
     def sample_relative(
