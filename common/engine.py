@@ -299,7 +299,8 @@ class SuggestionEngine:
         self, space: MixedSpace, taken: ConfigSet, rng: np.random.Generator
     ) -> dict[str, Any]:
         """A uniformly random configuration not in ``taken``; when every configuration of the
-        space is taken, a random one (said once: from then on trials repeat configurations)."""
+        space is taken, a random one (said once: from then on trials repeat configurations).
+        Only a space whose configurations can be listed (no free float) is called exhausted."""
         rows = space.sample(RANDOM_DRAWS, rng)
         free = rows[~taken.contains(rows)]
         if not len(free):
@@ -309,6 +310,13 @@ class SuggestionEngine:
                 free = free[rng.permutation(len(free))]
         if len(free):
             return space.decode(free[:1])[0]
+        if grid is None:  # a free float (or too many configurations): the space is not exhausted
+            self.reporter.warn(
+                f"{self.name}: none of {RANDOM_DRAWS} random configurations was free of the "
+                f"{len(taken)} tried or running ones; this trial may repeat one.",
+                cause="no free random draw",
+            )
+            return space.decode(rows[:1])[0]
         self.reporter.warn(
             f"{self.name}: every configuration of the search space has been tried or is running "
             f"({len(taken)} of them); from here on trials repeat configurations.",

@@ -19,7 +19,7 @@ from typing import Any
 
 import optuna
 from optuna.distributions import BaseDistribution
-from optuna.samplers import BaseSampler, RandomSampler
+from optuna.samplers import BaseSampler, TPESampler
 from optuna.samplers._base import _process_constraints_after_trial
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
@@ -93,11 +93,11 @@ def _pending_params(
                     params[name] = space[name].to_external_repr(internal)
         except (ValueError, TypeError, IndexError):
             params = {}
+    if not fits_space(trial, space):
+        return None  # running outside the current range: not a busy point of this space
     for name, value in trial.params.items():
         if name in space:
-            dist = trial.distributions[name]
-            if space[name] == dist:
-                params[name] = value
+            params[name] = value
     return params or None
 
 
@@ -117,18 +117,40 @@ def _constraint_rows(trials: Sequence[FrozenTrial]) -> list[list[float]] | None:
 
 
 def union_search_space(trials: Sequence[FrozenTrial]) -> dict[str, BaseDistribution]:
-    """Every parameter the ``trials`` used, in sorted order, but those whose distribution differs
-    between trials (handled as Optuna's intersection search space handles them: left to the
-    independent sampler) and those with a single value."""
-    seen: dict[str, BaseDistribution] = {}
-    changed: set[str] = set()
-    for t in trials:
-        for name, dist in t.distributions.items():
-            if seen.setdefault(name, dist) != dist:
-                changed.add(name)
-    return {
-        name: seen[name] for name in sorted(seen) if name not in changed and not seen[name].single()
-    }
+    """Every parameter the ``trials`` used, in sorted order, with its latest distribution (that of
+    the highest-numbered trial using it), but those with a single value.
+
+    A parameter whose range changed during the study stays modelled over its current range;
+    the trials whose values lie outside it are left out of the model (:func:`fits_space`).
+    """
+    latest: dict[str, BaseDistribution] = {}
+    for t in sorted(trials, key=lambda t: t.number):
+        latest.update(t.distributions)
+    return {name: latest[name] for name in sorted(latest) if not latest[name].single()}
+
+
+def value_fits(dist: BaseDistribution, value: Any) -> bool:
+    """Whether ``value`` is one of ``dist``'s values (inside its range, on its grid, one of its
+    choices), as Optuna decides when it takes a relative parameter."""
+    try:
+        return bool(dist._contains(dist.to_internal_repr(value)))
+    except (ValueError, TypeError, IndexError):
+        return False
+
+
+def fits_space(trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> bool:
+    """Whether each of the ``trial``'s parameters of ``search_space`` is a value of its current
+    distribution.
+
+    A trial from before a range shrank (or a choice was dropped) is an observation outside the
+    space the model encodes: it is left out rather than clipped onto the new bounds, where it
+    would claim a value for a point nobody evaluated.
+    """
+    return all(
+        value_fits(search_space[name], value)
+        for name, value in trial.params.items()
+        if name in search_space and trial.distributions[name] != search_space[name]
+    )
 
 
 class MixedBOSampler(BaseSampler):
@@ -140,10 +162,12 @@ class MixedBOSampler(BaseSampler):
             towards them; BO also waits for a first completed trial). Without an
             ``independent_sampler`` the design is uniformly random over the search space and
             never repeats a configuration.
-        independent_sampler: Sampler for parameters outside the relative search space and, if
-            given, for the start-up trials; ``RandomSampler(seed=seed)`` by default.
-        warn_independent_sampling: Log a warning (once per parameter) when a parameter is
-            sampled independently after the start-up trials.
+        independent_sampler: Sampler for parameters outside the relative search space (a
+            parameter's first trial, a trial whose range changed) and, if given, for the
+            start-up trials; by default ``TPESampler(seed=seed)``, which models each such
+            parameter on the trials that used it (the start-up design stays uniformly random).
+        warn_independent_sampling: Log a warning (once per parameter) when a parameter whose
+            distribution changed is sampled independently after the start-up trials.
         pending, penalizer, lipschitz: How running trials count, other threads' and processes'
             included (:class:`common.batch.busy.BusyPolicy`): ``pending="playbook"`` penalises the
             acquisition around them (PLAyBOOK, the default), ``"kriging_believer"`` conditions
@@ -181,7 +205,7 @@ class MixedBOSampler(BaseSampler):
             self, method, _logger, seed, n_startup_trials, busy
         )
         self._design_by_engine = independent_sampler is None
-        self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
+        self._independent_sampler = independent_sampler or default_independent_sampler(seed)
         self._warn_independent_sampling = bool(warn_independent_sampling)
         if constraints_func is not None and not callable(constraints_func):
             raise ValueError(f"constraints_func must be callable, got {constraints_func!r}.")
@@ -200,8 +224,9 @@ class MixedBOSampler(BaseSampler):
     def infer_relative_search_space(
         self, study: Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
-        """The union of the parameters of the study's completed and running trials (a
-        conditional parameter included: the model knows which trials use it)."""
+        """The union of the parameters of the study's completed and running trials, each with its
+        latest distribution (a conditional parameter included: the model knows which trials use
+        it)."""
         return union_search_space(study.get_trials(deepcopy=False, states=_STATES))
 
     def sample_relative(
@@ -245,7 +270,8 @@ class MixedBOSampler(BaseSampler):
         the number of trials the start-up rule counts: every other completed or running one."""
         others = [t for t in trials if t.number != trial.number]
         completed = sorted(
-            (t for t in others if t.state == TrialState.COMPLETE), key=lambda t: t.number
+            (t for t in others if t.state == TrialState.COMPLETE and fits_space(t, search_space)),
+            key=lambda t: t.number,
         )
         pending = [
             p
@@ -280,7 +306,9 @@ class MixedBOSampler(BaseSampler):
         for t in study.get_trials(deepcopy=False, states=_STATES):
             if t.number == trial.number:
                 continue
-            if t.state == TrialState.COMPLETE:
+            if not fits_space(t, search_space):
+                params = None
+            elif t.state == TrialState.COMPLETE:
                 params = _config(t, search_space) or None
             else:
                 params = _pending_params(t, search_space)
@@ -299,19 +327,20 @@ class MixedBOSampler(BaseSampler):
         if (
             self._warn_independent_sampling
             and not param_distribution.single()
-            and self._used_before(study, trial, param_name)
+            and self._changed_before(study, trial, param_name, param_distribution)
             and self._past_design(study, trial)
         ):
-            # A parameter no trial used before is new (the model covers it from the next trial
-            # on); one used before reaches here only when its distribution changed.
+            # A parameter new to the study, or first used by a trial that started after this
+            # one's search space was read, is covered by the model from the next trial on; so is
+            # one whose distribution changed, but this trial's value cannot come from it.
             name = type(self).__name__
             self._engine.reporter.warn(
                 f"The parameter `{param_name}` in trial#{trial.number} is sampled independently "
                 f"by using `{type(self._independent_sampler).__name__}` instead of `{name}`: its "
-                "distribution differs from the one earlier trials used, so the model cannot "
-                "cover it (optimization performance may be degraded). Keep a parameter's range "
-                "and choices fixed during a study, or set `warn_independent_sampling` to `False` "
-                f"in the constructor of `{name}` if this is intended.",
+                "distribution differs from the one earlier trials used. From the next trial on "
+                "the model covers it over its latest distribution, from the trials whose values "
+                "lie inside it. Set `warn_independent_sampling` to `False` in the constructor of "
+                f"`{name}` if this is intended.",
                 cause=f"independent sampling of {param_name}",
             )
         return self._independent_sampler.sample_independent(
@@ -319,9 +348,16 @@ class MixedBOSampler(BaseSampler):
         )
 
     @staticmethod
-    def _used_before(study: Study, trial: FrozenTrial, param_name: str) -> bool:
+    def _changed_before(
+        study: Study, trial: FrozenTrial, param_name: str, dist: BaseDistribution
+    ) -> bool:
+        """Whether another trial used ``param_name`` with a distribution other than ``dist``."""
         trials = study.get_trials(deepcopy=False, states=_STATES)
-        return any(param_name in t.distributions for t in trials if t.number != trial.number)
+        return any(
+            t.distributions.get(param_name, dist) != dist
+            for t in trials
+            if t.number != trial.number
+        )
 
     def _past_design(self, study: Study, trial: FrozenTrial) -> bool:
         """The start-up rule as :meth:`sample_relative` applies it, with the same counts."""
@@ -351,6 +387,13 @@ class MixedBOSampler(BaseSampler):
                 f"{type(self).__name__} supports single-objective studies only; for a "
                 "multi-objective study use optuna.samplers.TPESampler, GPSampler or NSGAIISampler."
             )
+
+
+def default_independent_sampler(seed: int | None) -> BaseSampler:
+    """The sampler of parameters outside the relative search space when the user gives none:
+    TPE (Bergstra et al., "Algorithms for Hyper-Parameter Optimization", NeurIPS 2011), which
+    models each parameter on the trials that used it, where random sampling would ignore them."""
+    return TPESampler(seed=seed)
 
 
 def _has_value(trial: FrozenTrial) -> bool:

@@ -12,8 +12,9 @@ class BOFMSampler(MixedBOSampler):
 
     A GP with the ModLap kernel treats each categorical as a complete graph and each integer with
     few values as a path graph (ordered), modulated by the distance of the float (and large int)
-    values; log-EI is maximised by alternating graph hill climbing and L-BFGS-B. Parameters that do
-    not appear in every trial (conditional or dynamic spaces) go to ``independent_sampler``.
+    values; log-EI is maximised by alternating graph hill climbing and L-BFGS-B. A parameter's
+    first trial (and one whose new range excludes the model's value) goes to
+    ``independent_sampler``.
 
     Example::
 

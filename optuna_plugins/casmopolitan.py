@@ -14,8 +14,8 @@ class CasmopolitanSampler(MixedBOSampler):
     is searched locally inside a trust region around the incumbent: a Hamming ball on the
     categorical parameters and a box on the others, expanded after successes, shrunk after
     failures, and restarted around a GP-UCB choice when it collapses. The trust region is replayed
-    from the study's trials, so processes sharing a storage agree on it. Parameters that do not
-    appear in every trial (conditional or dynamic spaces) go to ``independent_sampler``.
+    from the study's trials, so processes sharing a storage agree on it. A parameter's first
+    trial (and one whose new range excludes the model's value) goes to ``independent_sampler``.
 
     Example::
 

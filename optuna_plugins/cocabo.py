@@ -11,8 +11,9 @@ class CoCaBOSampler(MixedBOSampler):
     """Continuous and categorical BO (Ru et al., ICML 2020) for float, int and categorical params.
 
     EXP3 bandits choose the categories (one per categorical parameter, sharing the joint reward) and
-    a GP with CoCaBO's mixture kernel picks the float and int values by maximising UCB. Parameters
-    that do not appear in every trial (conditional or dynamic spaces) go to ``independent_sampler``.
+    a GP with CoCaBO's mixture kernel picks the float and int values by maximising UCB. A
+    parameter's first trial (and one whose new range excludes the model's value) goes to
+    ``independent_sampler``.
 
     Example::
 

@@ -15,7 +15,7 @@ import logging
 import math
 import numbers
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ray import cloudpickle
@@ -42,6 +42,7 @@ class _Record:
     value: float | None = None
     suggested: bool = True
     constraints: tuple[float, ...] = ()
+    outside: bool = False  # its configuration lies outside the current space (not modelled)
 
 
 class MixedBOSearch(Searcher):
@@ -289,7 +290,14 @@ class MixedBOSearch(Searcher):
         return self.__dict__.copy()
 
     def set_state(self, state: dict) -> None:
+        """The saved searcher, but a search space this one was given wins over the saved one:
+        a restored searcher with a changed space (a widened range, a new choice) keeps modelling
+        the saved trials that lie inside it (:func:`moved_records`)."""
+        given = self._space
         self.__dict__.update(state)
+        if given is not None and self._space is not None and not same_space(given, self._space):
+            self._trials = moved_records(self._trials, self._space, given)
+            self._space = given
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -299,7 +307,7 @@ class MixedBOSearch(Searcher):
 
     def history(self) -> History:
         """Completed observations in the order they were asked, live trials as pending."""
-        done = [r for r in self._trials.values() if r.state == _COMPLETE]
+        done = [r for r in self._trials.values() if r.state == _COMPLETE and not r.outside]
         constraints = None
         if self._constraints:
             width = len(self._constraints)
@@ -307,7 +315,7 @@ class MixedBOSearch(Searcher):
         return self._engine.history(
             [r.config for r in done],
             [r.value for r in done],
-            [r.config for r in self._trials.values() if r.state == _LIVE],
+            [r.config for r in self._trials.values() if r.state == _LIVE and not r.outside],
             maximize=self._mode == "max",
             constraints=constraints,
         )
@@ -343,6 +351,40 @@ class MixedBOSearch(Searcher):
             )
             return None
         return value
+
+
+def same_space(a: TuneSpace, b: TuneSpace) -> bool:
+    """Whether two converted spaces model the same parameters with the same values."""
+    if a.mixed != b.mixed or len(a.dimensions) != len(b.dimensions):
+        return False
+    for d, e in zip(a.dimensions, b.dimensions, strict=True):
+        if (d.path, d.kind, d.integer, d.q, d.branch) != (e.path, e.kind, e.integer, e.q, e.branch):
+            return False
+        if d.kind == "choice" and not d.conditional:
+            try:
+                if d.categories != e.categories:
+                    return False
+            except Exception:  # categories that cannot be compared: treated as changed
+                return False
+    return True
+
+
+def moved_records(
+    records: Mapping[str, _Record], old: TuneSpace, new: TuneSpace
+) -> dict[str, _Record]:
+    """``records`` (core configurations of ``old``) as configurations of ``new``: each goes back
+    to the values its trial received and is read in ``new`` (a category by its value, not its
+    position). One whose values lie outside ``new`` (a range that shrank, a choice dropped, a
+    parameter added) is kept, so its trial stays known, but marked ``outside``: not modelled."""
+    moved = {}
+    for key, record in records.items():
+        try:
+            config = new.to_core(old.to_config(record.config))
+            outside = False
+        except (ValueError, KeyError, IndexError, TypeError):
+            config, outside = dict(record.config), True
+        moved[key] = replace(record, config=config, outside=outside)
+    return moved
 
 
 def _constraint_value(result: Mapping[str, Any] | None, name: str) -> float:

@@ -16,7 +16,7 @@ from common.log import Reporter, reporting_to, warn
 from common.methods.options import MethodOptions
 from common.methods.strategy import Strategy
 from common.space.configset import ConfigSet
-from common.space.mixed_space import Categorical, Integer, MixedSpace
+from common.space.mixed_space import Categorical, Float, Integer, MixedSpace
 
 SPACE = MixedSpace(
     [Categorical("a", ["x", "y", "z"]), Categorical("b", [0, 1]), Categorical("c", [True, False])]
@@ -148,6 +148,20 @@ def test_the_last_free_configuration_is_found_and_an_exhausted_space_is_said_onc
         assert eng.suggest(SPACE, full, trial_index=12 + i, n_issued=12 + i).config in every
     said = warnings_of(records)
     assert len(said) == 1 and "every configuration of the search space" in said[0]
+
+
+def test_a_space_with_a_free_float_is_never_called_exhausted(records) -> None:
+    space = MixedSpace([Float("x", 0.0, 1.0), Categorical("c", ["a", "b"])])
+    eng = engine(n_startup_trials=0)
+
+    class Everything(ConfigSet):  # every random draw collides (as a near-certain-never event)
+        def contains(self, rows):
+            return np.ones(len(rows), dtype=bool)
+
+    config = eng.random_free(space, Everything(space), np.random.default_rng(0))
+    assert 0.0 <= config["x"] <= 1.0
+    said = warnings_of(records)
+    assert len(said) == 1 and "every configuration" not in said[0] and "may repeat" in said[0]
 
 
 def test_one_free_configuration_among_many_is_found_by_enumeration() -> None:

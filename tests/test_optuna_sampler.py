@@ -185,20 +185,25 @@ def test_conditional_parameters_are_modelled_not_sampled_independently(
         assert set(t.params) == {"kind", f"x_{t.params['kind']}", "shared"}
 
 
-def test_a_parameter_whose_distribution_changes_is_sampled_independently_with_a_warning(
+def test_a_parameter_whose_range_changes_is_sampled_independently_only_when_it_must(
     sampler_cls, optuna_logs
 ) -> None:
     study = optuna.create_study(sampler=sampler_cls(seed=0, n_startup_trials=2))
     study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1), n_trials=4)
+    # a widened range: the model's value (from [0, 1]) fits, then the model covers [0, 2]
     study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 2), n_trials=2)
-    assert "`y` in trial#5 is sampled independently" in optuna_logs.text  # #4: y in [0, 1]
+    assert "sampled independently" not in optuna_logs.text
+    # a disjoint range: the model's value cannot be used in #6, which says so once
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 5, 6), n_trials=3)
+    assert optuna_logs.text.count("sampled independently") == 1
+    assert "`y` in trial#6 is sampled independently" in optuna_logs.text
     assert "`x`" not in optuna_logs.text
     quiet = optuna.create_study(
         sampler=sampler_cls(seed=0, n_startup_trials=2, warn_independent_sampling=False)
     )
     optuna_logs.clear()
     quiet.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1), n_trials=4)
-    quiet.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 2), n_trials=2)
+    quiet.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 5, 6), n_trials=2)
     assert "sampled independently" not in optuna_logs.text
 
 
@@ -209,9 +214,9 @@ def test_the_independent_sampling_warning_counts_running_trials_as_the_design_do
     study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=1)
     study.ask().suggest_float("x", 0, 1)  # running: with the completed one, two are issued
     optuna_logs.clear()
-    study.ask().suggest_float("x", 0, 2)  # a changed distribution, still in the design
+    study.ask().suggest_float("x", 5, 6)  # a changed distribution, still in the design
     assert "sampled independently" not in optuna_logs.text
-    study.ask().suggest_float("x", 0, 2)  # three issued: past the design
+    study.ask().suggest_float("x", 7, 8)  # three issued: past the design
     assert "`x` in trial#3 is sampled independently" in optuna_logs.text
 
 

@@ -7,9 +7,13 @@ import torch
 from common.acquisition.functions import upper_confidence_bound
 from common.batch.busy import BusyPolicy
 from common.batch.penalization import (
+    MIN_SEPARATION,
     MixedDistance,
     acquisition_with_busy_points,
+    ball_lipschitz_constants,
+    continuous_lengthscales,
     graph_hops,
+    lipschitz_constants,
     penalize,
 )
 from common.methods.bofm.options import BOFMOptions
@@ -84,13 +88,56 @@ def test_hard_penaliser_radius_is_capped_at_one_distance_unit(data) -> None:
         np.random.default_rng(0),
         best=float(model.train_targets.max()),
     )
-    assert float(acqf.r_mean[0] + acqf.r_sigma[0]) > 2.0  # the uncapped radius
+    # the box's Lipschitz constant gives several units; the ball's estimate stops at the cap
+    assert float(acqf.r_mean[0] + acqf.r_sigma[0]) >= 1.0 - 1e-9
     d = acqf.distance
     # a point two distance units away along x1 (in lengthscale units) is not penalised
     step = 2.0 * float(d.lengthscales[0])
     x = torch.tensor([[0.9 - step, 0.1, 0.0]], dtype=DTYPE)
     assert float(d(x, torch.tensor(busy, dtype=DTYPE))) == pytest.approx(2.0, rel=1e-6)
     assert torch.exp(acqf.log_penalty(x)).item() > 0.95
+
+
+def test_the_balls_lipschitz_constant_widens_the_radius_beside_the_optimum(data) -> None:
+    """At the model's optimum the mean is flat: the slope over the penalised ball is smaller
+    than over a box of one lengthscale, so the radius grows; it never shrinks."""
+    _, _, _, model = data
+    busy = torch.tensor([[0.3, 0.7, 1.0], [0.9, 0.1, 0.0]], dtype=DTYPE)
+    distance = MixedDistance([0, 1], [2], continuous_lengthscales(model, 2))
+    rng = np.random.default_rng(0)
+    box = lipschitz_constants(model, busy, distance, rng, (3,), local=True)
+    best = float(model.train_targets.max())
+    ball = ball_lipschitz_constants(model, busy, distance, rng, box, best)
+    with torch.no_grad():
+        post = model.posterior(busy[:, None, :])
+    gap = (best - post.mean.reshape(-1)).abs() + post.variance.sqrt().reshape(-1)
+    radius_box, radius_ball = (gap / box).clamp(max=1.0), (gap / ball).clamp(max=1.0)
+    assert torch.all(radius_ball >= radius_box - 1e-12)
+    assert radius_ball[0] > 1.25 * radius_box[0]  # at the optimum
+    assert radius_ball[1] == radius_box[1] == 1.0  # a poor region: at the cap either way
+
+
+def test_no_candidate_comes_closer_than_the_minimum_separation(data) -> None:
+    _, _, _, model = data
+    busy = np.array([[0.3, 0.7, 1.0]])
+    acqf = penalize(
+        upper_confidence_bound(model),
+        model,
+        busy,
+        [0, 1],
+        [2],
+        (3,),
+        np.random.default_rng(0),
+        best=float(model.train_targets.max()),
+    )
+    near = 0.5 * MIN_SEPARATION
+    rows = torch.tensor(
+        [[0.3 + near, 0.7, 1.0], [0.3 + 2 * MIN_SEPARATION, 0.7, 1.0], [0.3 + near, 0.7, 2.0]],
+        dtype=DTYPE,
+    )
+    wall = acqf.log_separation(rows)
+    assert wall[0] < -100.0  # inside, same category: walled off
+    assert wall[1] == 0.0 and wall[2] == 0.0  # outside, or another category: untouched
 
 
 def test_mixed_distance_counts_category_changes_and_scaled_continuous_steps() -> None:

@@ -421,6 +421,35 @@ def test_save_restore_resumes_exactly(searcher_cls, tmp_path):
     assert suggested[0] == suggested[1]  # and answers the same
 
 
+def test_a_restored_searcher_keeps_its_own_changed_space_and_the_trials_inside_it(
+    searcher_cls, tmp_path
+):
+    """Warm-starting a searcher with a changed space from a checkpoint: its space wins, each
+    saved trial is read in it by its values (a category by value, not by position), and those
+    outside it are not modelled."""
+    old = {"x": tune.uniform(0.0, 10.0), "c": tune.choice(["a", "b"])}
+    original = searcher_cls(old, metric="loss", mode="min", seed=0, n_startup_trials=2)
+    for i, (x, c) in enumerate([(0.5, "a"), (3.0, "b"), (0.9, "b"), (7.0, "a")]):
+        original.add_evaluated_point({"x": x, "c": c}, float(i))
+    original.suggest("live")
+    path = str(tmp_path / "searcher.pkl")
+    original.save(path)
+
+    new = {"x": tune.uniform(0.0, 1.0), "c": tune.choice(["c", "b", "a"])}
+    restored = searcher_cls(new, metric="loss", mode="min", seed=0, n_startup_trials=2)
+    restored.restore(path)
+    history = restored.history()
+    inside = [restored.space.to_config(c) for c in history.configs]
+    assert inside == [{"x": 0.5, "c": "a"}, {"x": 0.9, "c": "b"}]
+    assert list(history.values) == [0.0, 2.0]
+    config = restored.suggest("next")
+    assert 0.0 <= config["x"] <= 1.0 and config["c"] in ("a", "b", "c")
+    restored.on_trial_complete("live", {"loss": 5.0})  # a saved live trial is still known
+    same = searcher_cls(metric="loss", mode="min")
+    same.restore(path)  # no space of its own: the checkpoint's, every trial modelled
+    assert len(same.history()) == 4
+
+
 def spy_on_strategy(searcher) -> list:
     """Record what the searcher asks its strategy: the history, busy points, n and rng state."""
     calls = []

@@ -34,7 +34,17 @@ in lengthscale units, so the Lipschitz constant is taken with respect to the sam
 box of side two lengthscales centred at ``x_j`` (the thesis' box; continuous dims, at ``x_j``'s
 categories), together with the largest finite-difference slope to ``x_j``'s one-edge neighbours
 (one category changed, or one step along a graph); "global" takes the largest of these over the
-whole space (random points).
+whole space (random points). **Departure:** the local constant is then taken over the penalised
+ball itself (:func:`ball_lipschitz_constants`), the largest radius whose own ball's slope
+justifies it. Near an optimum the mean is flat beside ``x_j`` and steep a lengthscale away, so
+the box's slope made the radius of a busy point beside the incumbent a sliver.
+
+**Minimum separation** (our addition): the cone ``φ ≈ d / r`` only multiplies the acquisition, and
+log-EI beside the incumbent rises by more than the cone takes, so a batch could still stack points
+a hundredth of the box apart (BO-FM did). Every candidate closer than ``MIN_SEPARATION`` of the
+unit box to a busy point with the same discrete values also loses ``SEPARATION_SLOPE`` per unit of
+the intrusion: a wall that keeps two running configurations at least that far apart, a fortieth
+of each range where one parameter differs.
 """
 
 from __future__ import annotations
@@ -54,6 +64,8 @@ HLP_GAMMA = 1.0
 _N_LIPSCHITZ_POINTS = 64
 _TINY = 1e-12
 MAX_RADIUS = 1.0  # distance units: one lengthscale, one category change (see above)
+MIN_SEPARATION = 0.025  # unit-box distance kept from every busy point (see above)
+SEPARATION_SLOPE = 1e3  # log-acquisition lost per unit of that distance intruded
 
 
 def continuous_lengthscales(model: Model, n_cont: int) -> torch.Tensor:
@@ -105,6 +117,16 @@ class MixedDistance:
         if h is None:
             return [v for v in range(n_values) if v != value]
         return torch.nonzero(h[value] == 1).reshape(-1).tolist()
+
+    def unscaled(self, X: torch.Tensor, busy: torch.Tensor) -> torch.Tensor:
+        """``(..., b)`` Euclidean distances over the continuous columns in the unit box, from rows
+        ``X (..., d)`` to each busy row; ``inf`` where a discrete value differs."""
+        diff = X.unsqueeze(-2) - busy  # (..., b, d)
+        d = (diff[..., self.cont] ** 2).sum(-1).add(_TINY).sqrt()
+        if len(self.cat):
+            differs = (diff[..., self.cat].abs() > 0.5).any(-1)
+            d = torch.where(differs, torch.full_like(d, float("inf")), d)
+        return d
 
     def __call__(self, X: torch.Tensor, busy: torch.Tensor) -> torch.Tensor:
         """``(..., b)`` distances from rows ``X (..., d)`` to each busy row ``busy (b, d)``."""
@@ -184,6 +206,69 @@ def lipschitz_constants(
     return torch.stack(out).clamp_min(1e-7) if out else torch.empty(0, dtype=DTYPE)
 
 
+def ball_lipschitz_constants(
+    model: Model,
+    busy: torch.Tensor,
+    distance: MixedDistance,
+    rng: np.random.Generator,
+    lipschitz: torch.Tensor,
+    best: float,
+) -> torch.Tensor:
+    """Local Lipschitz constants taken over each busy point's own penalised ball.
+
+    PLAyBOOK's radius ``r_j = (|μ_j − M| + γ σ_j) / L_j`` rests on ``|f(x) − f(x_j)| ≤ L_j d``
+    for the points ``x`` it penalises, so the slope that matters is the largest one inside the
+    ball ``d < r_j``, not in a fixed box of one lengthscale around ``x_j``: near an optimum the
+    mean is flat close to ``x_j`` and steep a lengthscale away, and the fixed box shrinks the
+    radius of a busy point beside the incumbent to a sliver (a batch of near-copies).
+
+    ``lipschitz`` (the box estimate) gives a valid radius ``r₀``. Each probe ``r = 2^k r₀`` below
+    one unit takes the largest posterior-mean slope in the box enclosing the ball of radius
+    ``r`` (continuous columns at ``x_j``'s discrete values: another discrete value is a unit away,
+    outside the ball), ``L(r)``; since ``L`` never decreases with ``r``, ``min(r, gap / L(r))``
+    is a valid radius too. The largest valid radius is returned as the constant ``gap / r``.
+    """
+    cont = distance.cont
+    if not len(cont) or not len(busy):
+        return lipschitz
+    ls = distance.lengthscales
+    with torch.no_grad():
+        post = model.posterior(busy[:, None, :])
+        mu = post.mean.reshape(-1)
+        sigma = post.variance.clamp_min(1e-12).sqrt().reshape(-1)
+    gap = ((best - mu).abs() + HLP_GAMMA * sigma).clamp_min(_TINY)
+    out = []
+    for x, g, L in zip(busy, gap, lipschitz, strict=True):
+        best_radius = float((g / L).clamp(1e-9, MAX_RADIUS))
+        r = 2.0 * best_radius
+        while r < MAX_RADIUS:
+            slope = _largest_slope(model, x, cont, ls, r, rng)
+            best_radius = max(best_radius, min(r, float(g) / max(slope, 1e-7)))
+            r *= 2.0
+        out.append(g / best_radius)
+    return torch.stack(out).to(DTYPE)
+
+
+def _largest_slope(
+    model: Model,
+    x: torch.Tensor,
+    cont: torch.Tensor,
+    lengthscales: torch.Tensor,
+    radius: float,
+    rng: np.random.Generator,
+) -> float:
+    """The largest posterior-mean gradient norm, per lengthscale unit, among random points of the
+    box ``x ± radius · lengthscales`` on the continuous columns (``x`` itself included)."""
+    n = _N_LIPSCHITZ_POINTS
+    u = torch.as_tensor(rng.random((n, len(cont))), dtype=DTYPE)
+    pts = x.repeat(n, 1)
+    pts[:, cont] = (x[cont] + (2.0 * u - 1.0) * lengthscales * radius).clamp(0.0, 1.0)
+    pts[0] = x
+    pts.requires_grad_(True)
+    (grad,) = torch.autograd.grad(_mean(model, pts[:, None, :]).sum(), pts)
+    return float((grad[:, cont] * lengthscales).norm(dim=-1).max())
+
+
 class PenalizedAcquisition(AcquisitionFunction):
     """``log α₊(x) = log⁺ α(x) + Σ_j log φ(x | x_j)``: the PLAyBOOK acquisition (maximised)."""
 
@@ -227,7 +312,15 @@ class PenalizedAcquisition(AcquisitionFunction):
         else:
             z = (d - self.r_mean) / self.r_sigma.clamp_min(1e-9)
             log_phi = torch.special.log_ndtr(z)
-        return log_phi.sum(-1)
+        return log_phi.sum(-1) + self.log_separation(X)
+
+    def log_separation(self, X: torch.Tensor) -> torch.Tensor:
+        """A steep wall, ``−SEPARATION_SLOPE · (1 − d / MIN_SEPARATION)`` inside the distance
+        ``MIN_SEPARATION`` of a busy point (continuous columns in the unit box, the same discrete
+        values), zero outside: see the module docstring."""
+        d = self.distance.unscaled(X, self.busy)
+        inside = (1.0 - d / MIN_SEPARATION).clamp_min(0.0)
+        return -SEPARATION_SLOPE * inside.sum(-1)
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
         alpha = self.base(X)
@@ -268,6 +361,7 @@ def penalize(
     distance = MixedDistance(cont_dims, cat_dims, lengthscales, hops)
     if lipschitz == "local":
         L = lipschitz_constants(model, busy, distance, rng, n_choices, local=True)
+        L = ball_lipschitz_constants(model, busy, distance, rng, L, best)
     else:
         probe = busy[:1] if len(busy) else busy
         L = lipschitz_constants(model, probe, distance, rng, n_choices, local=False)
