@@ -8,8 +8,12 @@ Optuna and Ray Tune alike:
 - conditional spaces: configurations may lack parameters (the objective asked for them only on
   some branches); which parameters each branch uses is learned from them
   (:mod:`common.conditional`), and the methods model the union;
+- pruned trials (stopped early by a pruner or a scheduler) as observations with values imputed
+  from their learning curves (:mod:`common.pruned`);
 - the start-up rule: a uniformly random design until ``n_startup_trials`` trials have been issued
-  (completed or running, other than the one being sampled) and one has completed;
+  (completed, pruned or running, other than the one being sampled) and the history holds
+  something to learn from (a completed trial, or pruned ones enough to rank; said once when a
+  study prunes so much that the model cannot start);
 - the call's random generator, a pure function of the seed, the trial's index and the attempt, so
   a suggestion does not depend on how many calls came before it (a pickled copy, a restored
   searcher and another process holding the same study all agree);
@@ -42,6 +46,7 @@ from common.conditional import conditioned
 from common.configset import ConfigSet
 from common.history import History
 from common.log import Reporter, reporting_to
+from common.pruned import DEFAULT_IMPUTATION, can_start, check_imputation, finite_curve, impute
 from common.reclaim import after_model_suggestion
 from common.runtime import single_thread
 from common.space import MixedSpace
@@ -86,7 +91,8 @@ class SuggestionEngine:
     ``method`` is a method's validated options (``CoCaBOOptions``, …); its strategy is built on
     the first model suggestion, so constructing an engine imports no numerical stack. ``logger``
     is the framework's; ``name`` (the sampler's or searcher's class name) starts each warning.
-    ``slow_suggestion_s`` warns (once) when a suggestion takes longer.
+    ``slow_suggestion_s`` warns (once) when a suggestion takes longer. ``pruned`` is how pruned
+    trials are modelled (:data:`common.pruned.IMPUTATIONS`).
     """
 
     def __init__(
@@ -99,8 +105,10 @@ class SuggestionEngine:
         n_startup_trials: int = 10,
         busy: BusyPolicy = BusyPolicy(),
         slow_suggestion_s: float | None = None,
+        pruned: str = DEFAULT_IMPUTATION,
     ) -> None:
         self.method = method
+        self.pruned = check_imputation(pruned)
         self.busy = busy
         self.name = name
         self.n_startup_trials = check_startup(n_startup_trials)
@@ -120,10 +128,27 @@ class SuggestionEngine:
         *,
         maximize: bool = False,
         constraints: Sequence[Sequence[float]] | None = None,
+        curves: Sequence[Mapping[int, float] | None] | None = None,
+        pruned: Sequence[bool] | None = None,
     ) -> History:
         """Completed ``configs`` with their raw ``values`` (``None`` or NaN: left out) as a
         :class:`History` to minimise, ``pending`` the running trials' configurations,
-        ``constraints`` each completed trial's constraint values (NaN: not reported)."""
+        ``constraints`` each completed trial's constraint values (NaN: not reported).
+
+        ``pruned`` marks the trials stopped early, whose ``values`` entries are ignored:
+        their values are imputed from ``curves`` (each trial's reported values by step, the
+        completed ones' included) by :func:`common.pruned.impute`."""
+        mask = [bool(p) for p in pruned] if pruned is not None else [False] * len(configs)
+        if any(mask):
+            sign = -1.0 if maximize else 1.0
+            minimised = [{s: sign * v for s, v in finite_curve(c).items()} for c in curves or ()]
+            raw = impute(
+                [None if v is None else sign * v for v in values],
+                minimised or [None] * len(values),
+                mask,
+                self.pruned,
+            )
+            values = [None if v is None else sign * v for v in raw]
         keep = [v is not None and not math.isnan(v) for v in values]
         kept = [(c, float(v)) for c, v, k in zip(configs, values, keep, strict=True) if k]
         kept_constraints = None
@@ -145,16 +170,39 @@ class SuggestionEngine:
             )
             lo, hi = (numbers_[finite].min(), numbers_[finite].max()) if finite.any() else (0, 0)
             numbers_ = np.clip(np.nan_to_num(numbers_, posinf=hi, neginf=lo), lo, hi)
-        return History(tuple(c for c, _ in kept), numbers_, tuple(pending), kept_constraints)
+        kept_pruned = [p for p, k in zip(mask, keep, strict=True) if k]
+        return History(
+            tuple(c for c, _ in kept), numbers_, tuple(pending), kept_constraints, kept_pruned
+        )
 
-    def design_done(self, n_observed: int, n_issued: int) -> bool:
-        """Whether the start-up design is complete: ``n_issued`` trials (completed or running,
-        not counting the one being sampled) reach ``n_startup_trials`` and one has a value.
+    def design_done(
+        self, n_observed: int, n_issued: int, n_pruned: int = 0, n_running: int | None = None
+    ) -> bool:
+        """Whether the start-up design is complete: ``n_issued`` trials (completed, pruned or
+        running, not counting the one being sampled) reach ``n_startup_trials`` and the history
+        holds something to learn from: one of the ``n_observed`` completed trials, or enough of
+        the ``n_pruned`` pruned trials with values to rank them (:func:`common.pruned.can_start`).
 
         Running trials count (as in TPE with ``constant_liar``): with k workers, waiting for
-        that many *completed* trials would hand out k − 1 more random configurations.
+        that many *completed* trials would hand out k − 1 more random configurations. Pruned
+        trials count as TPE counts them: a study that prunes most trials still leaves the
+        design. When the design is over and trials have ended (``n_issued`` beyond the
+        ``n_running`` ones) but none can be modelled (pruned before reporting a value), the user
+        hears it once.
         """
-        return n_observed > 0 and n_issued >= self.n_startup_trials
+        if n_issued < self.n_startup_trials:
+            return False
+        if can_start(n_observed, n_pruned):
+            return True
+        if n_running is not None and n_issued - n_running > n_observed + n_pruned:
+            self.reporter.warn(
+                f"{self.name}: {n_issued} trials have run but none completed and too few "
+                "reported an intermediate value before being pruned, so the model cannot start; "
+                "trials stay random until one completes (a pruner with more warm-up steps or "
+                "start-up trials lets some finish).",
+                cause="cannot start",
+            )
+        return False
 
     def rng(self, trial_index: int, attempt: int = 0) -> np.random.Generator:
         """The generator of one suggestion: a function of the seed, the trial and the attempt."""
@@ -190,7 +238,9 @@ class SuggestionEngine:
         space = conditioned(space, history.configs)
         taken = ConfigSet(space)
         taken.add_configs((*history.configs, *history.pending, *avoid))
-        if not self.design_done(len(history), n_issued):
+        n_pruned = history.n_pruned
+        n_observed = len(history) - n_pruned
+        if not self.design_done(n_observed, n_issued, n_pruned, len(history.pending)):
             config, source = self.random_free(space, taken, rng), "design"
         elif random:
             config, source = self.random_free(space, taken, rng), "random"

@@ -43,7 +43,8 @@ _RELATIVE_PARAMS_KEY = "mixbo:relative_params"
 _WARM_FITS_KEY = "mixbo:warm_fits"
 _SYSTEM_ATTR_MAX_LENGTH = 2045
 _MAX_CLAIMS = 3  # picks per trial while other workers keep taking them
-_STATES = (TrialState.COMPLETE, TrialState.RUNNING)
+# pruned trials are observations too (common.pruned): their learning curves are modelled
+_STATES = (TrialState.COMPLETE, TrialState.RUNNING, TrialState.PRUNED)
 
 
 def _store_text(study: Study, trial: FrozenTrial, key: str, text: str) -> None:
@@ -138,8 +139,9 @@ class MixedBOSampler(BaseSampler):
 
     Args (every sampler's):
         seed: Seed of the sampler's own random generator (global RNGs are never touched).
-        n_startup_trials: Trials sampled at random before BO starts (running trials count
-            towards them; BO also waits for a first completed trial). Without an
+        n_startup_trials: Trials sampled at random before BO starts (running and pruned trials
+            count towards them; BO also waits for a first completed trial, or two pruned ones
+            that reported intermediate values). Without an
             ``independent_sampler`` the design is uniformly random over the search space and
             never repeats a configuration.
         independent_sampler: Sampler for parameters outside the relative search space and, if
@@ -217,12 +219,15 @@ class MixedBOSampler(BaseSampler):
             return {}
         space = to_mixed_space(search_space)
         trials = study.get_trials(deepcopy=False, states=_STATES)
-        history, n_issued = self._observations(study, trial, trials, search_space)
-        if not self._design_by_engine and not self._engine.design_done(len(history), n_issued):
+        history, n_issued, unmodelled = self._observations(study, trial, trials, search_space)
+        n_pruned = history.n_pruned
+        if not self._design_by_engine and not self._engine.design_done(
+            len(history) - n_pruned, n_issued, n_pruned
+        ):
             return {}  # the user's independent sampler makes the start-up design
         space = conditioned(space, history.configs)  # "the same configuration" per branch
         known = ConfigSet(space)
-        known.add_configs((*history.configs, *history.pending))
+        known.add_configs((*history.configs, *history.pending, *unmodelled))
         claimed: list[dict[str, Any]] = []  # configurations other workers took meanwhile
         for attempt in range(_MAX_CLAIMS):
             suggestion = self._engine.suggest(
@@ -232,10 +237,12 @@ class MixedBOSampler(BaseSampler):
                     history.values,
                     (*history.pending, *claimed),
                     history.constraints,
+                    history.pruned,
                 ),
                 trial_index=trial.number,
                 n_issued=n_issued,
                 attempt=attempt,
+                avoid=unmodelled,
                 # Workers that sample at the same moment from the same history make the same
                 # choices: two that lost their claims to each other twice would collide again,
                 # so the last pick is a random free configuration (its own per trial).
@@ -266,12 +273,14 @@ class MixedBOSampler(BaseSampler):
         trial: FrozenTrial,
         trials: Sequence[FrozenTrial],
         search_space: dict[str, BaseDistribution],
-    ) -> tuple[History, int]:
-        """The history over ``search_space`` (other running trials' parameters as pending) and
-        the number of trials the start-up rule counts: every other completed or running one."""
+    ) -> tuple[History, int, list[dict[str, Any]]]:
+        """The history over ``search_space`` (other running trials' parameters as pending,
+        pruned trials with their intermediate values), the number of trials the start-up rule
+        counts (every other completed, pruned or running one) and the pruned trials' parameters
+        the history leaves out (pruned before reporting a value: still taken)."""
         others = [t for t in trials if t.number != trial.number]
         completed = sorted(
-            (t for t in others if t.state == TrialState.COMPLETE), key=lambda t: t.number
+            (t for t in others if t.state != TrialState.RUNNING), key=lambda t: t.number
         )
         pending = [
             p
@@ -279,14 +288,19 @@ class MixedBOSampler(BaseSampler):
             if t.state == TrialState.RUNNING
             if (p := _pending_params(t, search_space)) is not None
         ]
+        configs = [_config(t, search_space) for t in completed]
         history = self._engine.history(
-            [_config(t, search_space) for t in completed],
-            [t.value for t in completed],
+            configs,
+            [t.value if t.state == TrialState.COMPLETE else None for t in completed],
             pending,
             maximize=study.direction == StudyDirection.MAXIMIZE,
             constraints=_constraint_rows(completed),
+            curves=[t.intermediate_values for t in completed],
+            pruned=[t.state == TrialState.PRUNED for t in completed],
         )
-        return history, len(others)
+        modelled = {id(c) for c in history.configs}
+        unmodelled = [c for c in configs if c and id(c) not in modelled]
+        return history, len(others), unmodelled
 
     @staticmethod
     def _held_elsewhere(
@@ -305,7 +319,7 @@ class MixedBOSampler(BaseSampler):
         for t in study.get_trials(deepcopy=False, states=_STATES):
             if t.number == trial.number:
                 continue
-            if t.state == TrialState.COMPLETE:
+            if t.state != TrialState.RUNNING:
                 params = _config(t, search_space) or None
             else:
                 params = _pending_params(t, search_space)
@@ -353,7 +367,8 @@ class MixedBOSampler(BaseSampler):
         trials = study.get_trials(deepcopy=False, states=_STATES)
         others = [t for t in trials if t.number != trial.number]
         n_observed = sum(t.state == TrialState.COMPLETE and _has_value(t) for t in others)
-        return self._engine.design_done(n_observed, len(others))
+        n_pruned = sum(t.state == TrialState.PRUNED and _has_curve(t) for t in others)
+        return self._engine.design_done(n_observed, len(others), n_pruned)
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         self._independent_sampler.before_trial(study, trial)
@@ -376,6 +391,10 @@ class MixedBOSampler(BaseSampler):
                 f"{type(self).__name__} supports single-objective studies only; for a "
                 "multi-objective study use optuna.samplers.TPESampler, GPSampler or NSGAIISampler."
             )
+
+
+def _has_curve(trial: FrozenTrial) -> bool:
+    return any(math.isfinite(v) for v in trial.intermediate_values.values())
 
 
 def _has_value(trial: FrozenTrial) -> bool:
