@@ -50,6 +50,8 @@ _REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
     "sklearn-models": ("common.problems.conditional", "sklearn_models", {}),
     "pressure-vessel": ("common.problems.constrained", "pressure_vessel", {}),
     "forest-size": ("common.problems.constrained", "forest_size", {}),
+    "lc-sgd-digits": ("common.problems.learning_curves", "sgd_digits", {}),
+    "lc-powerlaw": ("common.problems.learning_curves", "powerlaw", {}),
 }
 
 PROBLEMS: tuple[str, ...] = tuple(_REGISTRY)
