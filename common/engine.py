@@ -176,7 +176,7 @@ class SuggestionEngine:
         )
 
     def design_done(
-        self, n_observed: int, n_issued: int, n_pruned: int = 0, n_running: int | None = None
+        self, n_observed: int, n_issued: int, n_pruned: int = 0, n_stopped: int = 0
     ) -> bool:
         """Whether the start-up design is complete: ``n_issued`` trials (completed, pruned or
         running, not counting the one being sampled) reach ``n_startup_trials`` and the history
@@ -186,15 +186,14 @@ class SuggestionEngine:
         Running trials count (as in TPE with ``constant_liar``): with k workers, waiting for
         that many *completed* trials would hand out k − 1 more random configurations. Pruned
         trials count as TPE counts them: a study that prunes most trials still leaves the
-        design. When the design is over and trials have ended (``n_issued`` beyond the
-        ``n_running`` ones) but none can be modelled (pruned before reporting a value), the user
-        hears it once.
+        design. When the design is over but the study's ``n_stopped`` pruned trials (with or
+        without reported values) leave nothing to learn from, the user hears it once.
         """
         if n_issued < self.n_startup_trials:
             return False
         if can_start(n_observed, n_pruned):
             return True
-        if n_running is not None and n_issued - n_running > n_observed + n_pruned:
+        if n_stopped > 0:
             self.reporter.warn(
                 f"{self.name}: {n_issued} trials have run but none completed and too few "
                 "reported an intermediate value before being pruned, so the model cannot start; "
@@ -224,6 +223,7 @@ class SuggestionEngine:
         avoid: Iterable[Mapping[str, Any]] = (),
         random: bool = False,
         study_fits: Callable[[], str] | None = None,
+        n_stopped: int | None = None,
     ) -> Suggestion:
         """One configuration of ``space`` for trial number ``trial_index``.
 
@@ -231,7 +231,9 @@ class SuggestionEngine:
         held elsewhere that ``history`` does not show (claims of other workers). ``random``
         asks for a random free configuration instead of the model's (source ``"random"``).
         ``study_fits`` reads the GP fits stored with the study (:meth:`warm_fits` of another
-        worker); a strategy without fits of its own starts from them.
+        worker); a strategy without fits of its own starts from them. ``n_stopped`` counts the
+        study's pruned trials, modelled or not (default: those ``history`` models), for the
+        warning that the model cannot start.
         """
         start = time.perf_counter()
         rng = self.rng(trial_index, attempt)
@@ -240,7 +242,8 @@ class SuggestionEngine:
         taken.add_configs((*history.configs, *history.pending, *avoid))
         n_pruned = history.n_pruned
         n_observed = len(history) - n_pruned
-        if not self.design_done(n_observed, n_issued, n_pruned, len(history.pending)):
+        stopped = n_pruned if n_stopped is None else n_stopped
+        if not self.design_done(n_observed, n_issued, n_pruned, stopped):
             config, source = self.random_free(space, taken, rng), "design"
         elif random:
             config, source = self.random_free(space, taken, rng), "random"

@@ -219,7 +219,14 @@ class MixedBOSampler(BaseSampler):
             return {}
         space = to_mixed_space(search_space)
         trials = study.get_trials(deepcopy=False, states=_STATES)
-        history, n_issued, unmodelled = self._observations(study, trial, trials, search_space)
+        history, n_issued = self._observations(study, trial, trials, search_space)
+        pruned = [t for t in trials if t.state == TrialState.PRUNED and t.number != trial.number]
+        unmodelled = [  # pruned trials the model leaves out are still taken configurations
+            c
+            for t in pruned
+            if not _has_curve(t) or self._engine.pruned == "ignore"
+            if (c := _config(t, search_space))
+        ]
         n_pruned = history.n_pruned
         if not self._design_by_engine and not self._engine.design_done(
             len(history) - n_pruned, n_issued, n_pruned
@@ -243,6 +250,7 @@ class MixedBOSampler(BaseSampler):
                 n_issued=n_issued,
                 attempt=attempt,
                 avoid=unmodelled,
+                n_stopped=len(pruned),
                 # Workers that sample at the same moment from the same history make the same
                 # choices: two that lost their claims to each other twice would collide again,
                 # so the last pick is a random free configuration (its own per trial).
@@ -273,11 +281,10 @@ class MixedBOSampler(BaseSampler):
         trial: FrozenTrial,
         trials: Sequence[FrozenTrial],
         search_space: dict[str, BaseDistribution],
-    ) -> tuple[History, int, list[dict[str, Any]]]:
+    ) -> tuple[History, int]:
         """The history over ``search_space`` (other running trials' parameters as pending,
-        pruned trials with their intermediate values), the number of trials the start-up rule
-        counts (every other completed, pruned or running one) and the pruned trials' parameters
-        the history leaves out (pruned before reporting a value: still taken)."""
+        pruned trials with their intermediate values) and the number of trials the start-up
+        rule counts: every other completed, pruned or running one."""
         others = [t for t in trials if t.number != trial.number]
         completed = sorted(
             (t for t in others if t.state != TrialState.RUNNING), key=lambda t: t.number
@@ -288,9 +295,8 @@ class MixedBOSampler(BaseSampler):
             if t.state == TrialState.RUNNING
             if (p := _pending_params(t, search_space)) is not None
         ]
-        configs = [_config(t, search_space) for t in completed]
         history = self._engine.history(
-            configs,
+            [_config(t, search_space) for t in completed],
             [t.value if t.state == TrialState.COMPLETE else None for t in completed],
             pending,
             maximize=study.direction == StudyDirection.MAXIMIZE,
@@ -298,9 +304,7 @@ class MixedBOSampler(BaseSampler):
             curves=[t.intermediate_values for t in completed],
             pruned=[t.state == TrialState.PRUNED for t in completed],
         )
-        modelled = {id(c) for c in history.configs}
-        unmodelled = [c for c in configs if c and id(c) not in modelled]
-        return history, len(others), unmodelled
+        return history, len(others)
 
     @staticmethod
     def _held_elsewhere(
