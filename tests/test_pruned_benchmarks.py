@@ -64,3 +64,13 @@ def test_the_default_runs_no_pruner():
     assert cli.parser().parse_args([]).pruner == "none"
     with pytest.raises(SystemExit):
         cli.parser().parse_args(["--pruner", "asha"])
+
+
+def test_a_hyperband_study_replays_the_same_brackets():
+    """HyperbandPruner picks each trial's bracket from the study's name: the runner names it
+    after the seed, so the same seed gives the same pruned study."""
+    from optuna_plugins.compare import runner
+
+    problem = get_problem("lc-powerlaw")
+    first, again = (runner.run(problem, "tpe", 3, 30, pruner="hyperband") for _ in range(2))
+    assert np.array_equal(first.steps, again.steps) and first.pruned.any()

@@ -201,8 +201,11 @@ def run(
         chosen = (SAMPLERS[sampler] if isinstance(sampler, str) else sampler)(seed)
     problem.reseed(seed)
     curve = getattr(problem, "curve", None)
-    study = optuna.create_study(
-        sampler=chosen, direction="minimize", pruner=make_pruner(pruner, problem)
+    study = optuna.create_study(  # HyperbandPruner picks brackets by hashing the study's name
+        sampler=chosen,
+        direction="minimize",
+        pruner=make_pruner(pruner, problem),
+        study_name=f"mixbo-compare-seed-{seed}",
     )
     steps = np.zeros(n_trials, dtype=int)
     pruned = np.zeros(n_trials, dtype=bool)
