@@ -8,8 +8,12 @@ Optuna and Ray Tune alike:
 - conditional spaces: configurations may lack parameters (the objective asked for them only on
   some branches); which parameters each branch uses is learned from them
   (:mod:`common.space.conditioning`), and the methods model the union;
+- pruned trials (stopped early by a pruner or a scheduler) as observations with values imputed
+  from their learning curves (:mod:`common.space.pruned`);
 - the start-up rule: a uniformly random design until ``n_startup_trials`` trials have been issued
-  (completed or running, other than the one being sampled) and one has completed;
+  (completed, pruned or running, other than the one being sampled) and the history holds
+  something to learn from (a completed trial, or pruned ones enough to rank; said once when a
+  study prunes so much that the model cannot start);
 - the call's random generator, a pure function of the seed, the trial's index and the attempt, so
   a suggestion does not depend on how many calls came before it (a pickled copy, a restored
   searcher and another process holding the same study all agree);
@@ -28,6 +32,7 @@ Optuna and Ray Tune alike:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import numbers
@@ -48,6 +53,13 @@ from common.space.conditioning import conditioned
 from common.space.configset import ConfigSet
 from common.space.history import History
 from common.space.mixed_space import MixedSpace
+from common.space.pruned import (
+    DEFAULT_IMPUTATION,
+    can_start,
+    check_imputation,
+    finite_curve,
+    impute,
+)
 
 if TYPE_CHECKING:
     from common.methods.strategy import Strategy
@@ -92,7 +104,8 @@ class SuggestionEngine:
     ``method`` is a method's validated options (``CoCaBOOptions``, …); its strategy is built on
     the first model suggestion, so constructing an engine imports no numerical stack. ``logger``
     is the framework's; ``name`` (the sampler's or searcher's class name) starts each warning.
-    ``slow_suggestion_s`` warns (once) when a suggestion takes longer.
+    ``slow_suggestion_s`` warns (once) when a suggestion takes longer. ``pruned`` is how pruned
+    trials are modelled (:data:`common.space.pruned.IMPUTATIONS`).
     """
 
     def __init__(
@@ -105,8 +118,10 @@ class SuggestionEngine:
         n_startup_trials: int = 10,
         busy: BusyPolicy = BusyPolicy(),
         slow_suggestion_s: float | None = None,
+        pruned: str = DEFAULT_IMPUTATION,
     ) -> None:
         self.method = method
+        self.pruned = check_imputation(pruned)
         self.busy = busy
         self.name = name
         self.n_startup_trials = check_startup(n_startup_trials)
@@ -149,10 +164,27 @@ class SuggestionEngine:
         *,
         maximize: bool = False,
         constraints: Sequence[Sequence[float]] | None = None,
+        curves: Sequence[Mapping[int, float] | None] | None = None,
+        pruned: Sequence[bool] | None = None,
     ) -> History:
         """Completed ``configs`` with their raw ``values`` (``None`` or NaN: left out) as a
         :class:`History` to minimise, ``pending`` the running trials' configurations,
-        ``constraints`` each completed trial's constraint values (NaN: not reported)."""
+        ``constraints`` each completed trial's constraint values (NaN: not reported).
+
+        ``pruned`` marks the trials stopped early, whose ``values`` entries are ignored:
+        their values are imputed from ``curves`` (each trial's reported values by step, the
+        completed ones' included) by :func:`common.space.pruned.impute`."""
+        mask = [bool(p) for p in pruned] if pruned is not None else [False] * len(configs)
+        if any(mask):
+            sign = -1.0 if maximize else 1.0
+            minimised = [{s: sign * v for s, v in finite_curve(c).items()} for c in curves or ()]
+            raw = impute(
+                [None if v is None else sign * v for v in values],
+                minimised or [None] * len(values),
+                mask,
+                self.pruned,
+            )
+            values = [None if v is None else sign * v for v in raw]
         keep = [v is not None and not math.isnan(v) for v in values]
         kept = [(c, float(v)) for c, v, k in zip(configs, values, keep, strict=True) if k]
         kept_constraints = None
@@ -174,16 +206,46 @@ class SuggestionEngine:
             )
             lo, hi = (numbers_[finite].min(), numbers_[finite].max()) if finite.any() else (0, 0)
             numbers_ = np.clip(np.nan_to_num(numbers_, posinf=hi, neginf=lo), lo, hi)
-        return History(tuple(c for c, _ in kept), numbers_, tuple(pending), kept_constraints)
+        kept_pruned = [p for p, k in zip(mask, keep, strict=True) if k]
+        return History(
+            tuple(c for c, _ in kept), numbers_, tuple(pending), kept_constraints, kept_pruned
+        )
 
-    def design_done(self, n_observed: int, n_issued: int) -> bool:
-        """Whether the start-up design is complete: ``n_issued`` trials (completed or running,
-        not counting the one being sampled) reach ``n_startup_trials`` and one has a value.
+    def design_done(
+        self, n_observed: int, n_issued: int, n_pruned: int = 0, n_stopped: int = 0
+    ) -> bool:
+        """Whether the start-up design is complete: ``n_issued`` trials (completed, pruned or
+        running, not counting the one being sampled) reach ``n_startup_trials`` and the history
+        holds something to learn from: one of the ``n_observed`` completed trials, or enough of
+        the ``n_pruned`` pruned trials with values to rank them
+        (:func:`common.space.pruned.can_start`).
 
         Running trials count (as in TPE with ``constant_liar``): with k workers, waiting for
-        that many *completed* trials would hand out k − 1 more random configurations.
+        that many *completed* trials would hand out k − 1 more random configurations. Pruned
+        trials count as TPE counts them: a study that prunes most trials still leaves the
+        design. When the design is over but the study's ``n_stopped`` pruned trials (with or
+        without reported values) leave nothing to learn from, the user hears it once.
         """
-        return n_observed > 0 and n_issued >= self.n_startup_trials
+        if n_issued < self.n_startup_trials:
+            return False
+        if can_start(n_observed, n_pruned):
+            return True
+        if n_stopped > 0:
+            self.reporter.warn(
+                f"{self.name}: {n_issued} trials have run but none completed and too few "
+                "reported an intermediate value before being pruned, so the model cannot start; "
+                "trials stay random until one completes (a pruner with more warm-up steps or "
+                "start-up trials lets some finish).",
+                cause="cannot start",
+            )
+        return False
+
+    def _design_done(self, history: History, n_issued: int, n_stopped: int | None) -> bool:
+        """:meth:`design_done` for ``history`` (its pruned trials counted apart); ``n_stopped``
+        defaults to the pruned trials it models."""
+        n_pruned = history.n_pruned
+        stopped = n_pruned if n_stopped is None else n_stopped
+        return self.design_done(len(history) - n_pruned, n_issued, n_pruned, stopped)
 
     def rng(self, trial_index: int, attempt: int = 0) -> np.random.Generator:
         """The generator of one suggestion: a function of the seed, the trial and the attempt."""
@@ -205,6 +267,7 @@ class SuggestionEngine:
         design: bool = True,
         study_fits: Callable[[], str] | None = None,
         claim: Callable[[Suggestion], Iterable[Mapping[str, Any]]] | None = None,
+        n_stopped: int | None = None,
     ) -> Suggestion | None:
         """One configuration of ``space`` for trial number ``trial_index``: the whole path from
         the observations to the suggestion, conditioning and the taken configurations included.
@@ -218,8 +281,10 @@ class SuggestionEngine:
         hold now: one of ours that another worker took meanwhile is sampled again, avoiding
         theirs, up to :data:`MAX_CLAIMS` times, the last time a random free configuration
         (workers that sample at the same moment from the same history make the same choices).
+        ``n_stopped`` counts the study's pruned trials, modelled or not (default: those
+        ``history`` models), for the warning that the model cannot start.
         """
-        if not design and not self.design_done(len(history), n_issued):
+        if not design and not self._design_done(history, n_issued, n_stopped):
             return None
         space = conditioned(space, history.configs)  # "the same configuration" per branch
         taken = ConfigSet(space)
@@ -228,18 +293,14 @@ class SuggestionEngine:
         for attempt in range(MAX_CLAIMS if claim is not None else 1):
             suggestion = self._suggest_once(
                 space,
-                History(
-                    history.configs,
-                    history.values,
-                    (*history.pending, *claimed),
-                    history.constraints,
-                ),
+                dataclasses.replace(history, pending=(*history.pending, *claimed)),
                 taken,
                 trial_index=trial_index,
                 n_issued=n_issued,
                 attempt=attempt,
                 random=attempt == MAX_CLAIMS - 1,
                 study_fits=study_fits,
+                n_stopped=n_stopped,
             )
             if claim is None:
                 return suggestion
@@ -268,12 +329,13 @@ class SuggestionEngine:
         attempt: int,
         random: bool,
         study_fits: Callable[[], str] | None,
+        n_stopped: int | None,
     ) -> Suggestion:
         """One pick: the design, a random free configuration (``random``), or the model's (a
         repeat of a ``taken`` one replaced by a random free one, a failure by a fallback)."""
         start = time.perf_counter()
         rng = self.rng(trial_index, attempt)
-        if not self.design_done(len(history), n_issued):
+        if not self._design_done(history, n_issued, n_stopped):
             config, source = self.random_free(space, taken, rng), "design"
         elif random:
             config, source = self.random_free(space, taken, rng), "random"

@@ -9,7 +9,8 @@ Runs every (problem, sampler, seed, workers) combination with ``runner.run``, se
 - ``runs.jsonl``: every finished run with the code version it ran on; a command run again into the
   same folder (after an interruption, or with more seeds or samplers) reuses the runs it holds for
   the same code and runs only the others (delete the file to run everything again);
-- ``results.md``: median and IQR of the final regret, mean rank, seconds per suggestion;
+- ``results.md``: median and IQR of the final regret, mean rank, seconds per suggestion; with
+  ``--pruner`` (learning-curve problems), also at equal total steps;
 - ``convergence_trials_k<k>.png`` (and ``convergence_time_k<k>.png`` for k > 1 workers).
 
 A sampler that raises fails only its own run: the error is recorded and the comparison goes on.
@@ -23,6 +24,7 @@ Examples::
     mixbo-compare -p func3c pest -s cocabo tpe random -n 100 --seeds 5 --jobs 2
     mixbo-compare -p func2c -s cocabo tpe-cl gp --workers 4 -n 60   # simulated async workers
     mixbo-compare -p func2c -s mixbo peers -n 100 --seeds 5      # against CatCMAwM, SMAC3, Ax
+    mixbo-compare -p lc-sgd-digits lc-powerlaw -s mixbo tpe gp --pruner median -n 100
     mixbo-compare --report-only mixbo-results     # rebuild table and plots from the CSVs
 """
 
@@ -54,6 +56,7 @@ import numpy as np
 from mixbo_compare import provenance, report, runner
 from mixbo_compare.problems import PROBLEMS, get_problem, resolve
 from mixbo_compare.problems.problem import Problem
+from mixbo_compare.pruners import PRUNERS, labelled, unlabelled
 from mixbo_compare.run_cache import code_version, load_runs, record_run
 
 DEFAULT_PROBLEMS = ("func2c", "contamination")
@@ -108,6 +111,7 @@ _PROGRESS_QUEUE: Any = None
 
 
 def _problem(name: str) -> Problem:
+    name, _ = unlabelled(name)  # a pruned study's runs: NAME+PRUNER
     if name not in _PROBLEM_CACHE:
         _PROBLEM_CACHE[name] = get_problem(name)
     return _PROBLEM_CACHE[name]
@@ -144,7 +148,7 @@ def _trial_rows(task: Task, result: runner.RunResult) -> list[dict[str, Any]]:
                 "workers": task.workers,
                 "trial": i,
                 "finished": int(finished[i]),
-                "state": "FAIL" if result.errors[i] else "COMPLETE",
+                "state": _state(result, i),
                 "value": _num(result.values[i]),
                 "true_value": _num(result.true_values[i]),
                 "best_true_value": _num(best_at[i]),
@@ -153,9 +157,16 @@ def _trial_rows(task: Task, result: runner.RunResult) -> list[dict[str, Any]]:
                 "suggest_seconds": f"{result.suggest_seconds[i]:.6f}",
                 "params": json.dumps(result.params[i], default=str, sort_keys=True),
                 "error": result.errors[i] or "",
+                "steps": int(result.steps[i]) if len(result.steps) else "",
             }
         )
     return rows
+
+
+def _state(result: runner.RunResult, i: int) -> str:
+    if result.errors[i]:
+        return "FAIL"
+    return "PRUNED" if len(result.pruned) and result.pruned[i] else "COMPLETE"
 
 
 def _num(x: float) -> str:
@@ -174,6 +185,7 @@ def execute(task: Task, on_trial: Callable[[int], None] | None = None) -> Outcom
             task.n_trials,
             workers=task.workers,
             on_trial=on_trial,
+            pruner=unlabelled(task.problem)[1],
         )
     except Exception as exc:
         tail = "".join(traceback.format_exception(exc)[-3:]).strip()
@@ -428,7 +440,9 @@ def _expand_samplers(names: Sequence[str]) -> list[str]:
         elif name == "peers":
             out += [*runner.PEERS, *runner.UNAVAILABLE]
         elif name == "ours":
-            out += [s for s in runner.SAMPLERS if runner.is_ours(s)]
+            out += [
+                s for s in runner.SAMPLERS if runner.is_ours(s) and s not in runner.PRUNED_ABLATION
+            ]
         elif name == "optuna":
             out += [s for s in OPTUNA_SAMPLERS if s in runner.SAMPLERS]
         else:
@@ -491,6 +505,15 @@ def parser() -> argparse.ArgumentParser:
         "--out",
         default=DEFAULT_OUT,
         help="output folder (created; files in it are overwritten)",
+    )
+    p.add_argument(
+        "--pruner",
+        choices=PRUNERS,
+        default="none",
+        help="prune the learning-curve problems' trials (lc-*): Optuna's MedianPruner "
+        "(n_startup_trials=5, n_warmup_steps=2) or HyperbandPruner (1 step to the problem's "
+        "steps, reduction factor 3); runs are recorded as NAME+PRUNER and also compared at "
+        "equal total steps",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the table at the end")
@@ -599,7 +622,8 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
     out.mkdir(parents=True, exist_ok=True)
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     workers = list(dict.fromkeys(args.workers))
-    tasks, known = plan(args.problems, samplers, seeds, workers, args.trials)
+    problems = [labelled(p, args.pruner) for p in args.problems]
+    tasks, known = plan(problems, samplers, seeds, workers, args.trials)
     code = code_version()
     done = resumable(out, code)
     reused = [t for t in tasks if tuple(getattr(t, k) for k in _TASK_KEY) in done]

@@ -75,6 +75,7 @@ TRIAL_COLUMNS = (
     "suggest_seconds",
     "params",
     "error",
+    "steps",
 )
 
 # A value at most this far (relative) below the stated optimum counts as reaching it.
@@ -101,6 +102,7 @@ class RunData:
     mixbo: bool = False
     true_values: np.ndarray = field(default_factory=lambda: np.empty(0))
     end_times: np.ndarray = field(default_factory=lambda: np.empty(0))
+    steps: np.ndarray = field(default_factory=lambda: np.empty(0))  # learning-curve problems
 
 
 def _float(text: str) -> float:
@@ -128,18 +130,24 @@ def load(folder: str | Path) -> list[RunData]:
                 elapsed_seconds=_float(row["elapsed_seconds"]),
                 mixbo=row["mixbo"] == "True",
             )
-    trials: dict[tuple[str, str, int, int], list[tuple[int, float, float]]] = {}
+    trials: dict[tuple[str, str, int, int], list[tuple[int, float, float, float]]] = {}
     with open(folder / TRIALS_CSV, newline="") as f:
         for row in csv.DictReader(f):
             key = (row["problem"], row["sampler"], int(row["seed"]), int(row["workers"]))
             trials.setdefault(key, []).append(
-                (int(row["finished"]), _float(row["true_value"]), _float(row["end_time"]))
+                (
+                    int(row["finished"]),
+                    _float(row["true_value"]),
+                    _float(row["end_time"]),
+                    _float(row.get("steps", "")),
+                )
             )
     for key, rows in trials.items():
         if key in runs:
             rows.sort()
             runs[key].true_values = np.array([r[1] for r in rows])
             runs[key].end_times = np.array([r[2] for r in rows])
+            runs[key].steps = np.array([r[3] for r in rows])
     return list(runs.values())
 
 
@@ -346,10 +354,56 @@ def table(runs: Sequence[RunData], stamp: dict | None = None, note: str = "") ->
     for workers in sorted({s.workers for s in settings}):
         these = [s for s in settings if s.workers == workers]
         lines += _summary(these, samplers, ours, workers)
+    lines += equal_steps_section(settings)
     lines += ["## Per problem", ""]
     for s in settings:
         lines += _per_problem(s)
     return "\n".join(lines)
+
+
+def equal_steps_section(settings: list[Setting]) -> list[str]:
+    """The regret at equal total steps (compute) of the problems whose trials report steps: each
+    run's best value among the trials that ended within the smallest total any run of that
+    problem used (median [IQR] over seeds)."""
+    stepped = [st for st in settings if any(_has_steps(r) for rs in st.runs.values() for r in rs)]
+    if not stepped:
+        return []
+    samplers = _ordered(s for st in stepped for s in st.samplers)
+    lines = [
+        "## At equal total steps",
+        "",
+        "Regret of the best value among the trials that ended within a budget of steps: the "
+        "smallest total any run of the problem used (in parentheses), so that every sampler "
+        "gets the same compute; median [first quartile, third quartile] over seeds.",
+        "",
+    ]
+    header = ["sampler"] + [st.problem for st in stepped]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    budgets = {
+        st.problem: min(float(np.nansum(r.steps)) for rs in st.runs.values() for r in rs)
+        for st in stepped
+    }
+    for s in samplers:
+        row = [s]
+        for st in stepped:
+            finals = []
+            for r in st.runs.get(s, []):
+                within = np.cumsum(np.nan_to_num(r.steps)) <= budgets[st.problem]
+                values = r.true_values[within]
+                best = np.nanmin(values) if np.isfinite(values).any() else math.nan
+                finals.append(max(best - st.reference, 0.0) if math.isfinite(best) else math.nan)
+            med, q1, q3 = median_iqr(finals)
+            row.append(f"{_g(med)} [{_g(q1)}, {_g(q3)}]" if math.isfinite(med) else "–")
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append(
+        "| budget (steps) | " + " | ".join(f"{budgets[st.problem]:.0f}" for st in stepped) + " |"
+    )
+    lines.append("")
+    return lines
+
+
+def _has_steps(run: RunData) -> bool:
+    return bool(len(run.steps) and np.nansum(run.steps) > 0)
 
 
 def _workers_title(workers: int) -> str:

@@ -31,8 +31,10 @@ from optuna.distributions import (
 )
 
 from common.space.mixed_space import Categorical, Float, MixedSpace
+from common.space.pruned import IMPUTATIONS, check_imputation
 from mixbo_compare.peers import PEERS, UNAVAILABLE, missing
 from mixbo_compare.problems.problem import Problem
+from mixbo_compare.pruners import make_pruner, run_curve
 from mixbo_compare.simulated_workers import half_normal_runtimes, simulate
 from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 from optuna_plugins._base import MixedBOSampler
@@ -65,9 +67,25 @@ SAMPLERS: dict[str, SamplerFactory] = {
 }
 
 
+def _pruned_as(method: str) -> SamplerFactory:
+    def make(seed: int) -> MixedBOSampler:
+        sampler = MixboSampler(seed=seed)
+        sampler._engine.pruned = check_imputation(method)
+        return sampler
+
+    return make
+
+
+# MixboSampler with each way of modelling pruned trials (common.space.pruned), for the ablation
+PRUNED_ABLATION: dict[str, SamplerFactory] = {
+    f"mixbo-pruned-{method}": _pruned_as(method) for method in IMPUTATIONS
+}
+SAMPLERS.update(PRUNED_ABLATION)
+
+
 def is_ours(sampler: str) -> bool:
     """Whether the registered sampler ``sampler`` is one of mixbo's (not an Optuna baseline)."""
-    return sampler in MIXBO_SAMPLERS
+    return sampler in MIXBO_SAMPLERS or sampler in PRUNED_ABLATION
 
 
 def names() -> list[str]:
@@ -143,6 +161,8 @@ class RunResult:
     params: list[dict[str, Any]] = field(default_factory=list)
     errors: list[str | None] = field(default_factory=list)
     workers: int = 1
+    steps: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=int))  # steps each ran
+    pruned: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=bool))
 
 
 def run(
@@ -153,6 +173,7 @@ def run(
     *,
     workers: int = 1,
     on_trial: Callable[[int], None] | None = None,
+    pruner: str = "none",
 ) -> RunResult:
     """One study of ``problem`` with ``sampler`` on ``workers`` simulated workers (1: sequential).
 
@@ -163,6 +184,10 @@ def run(
     the sampler propagates. The problem is reseeded with ``seed`` first (``Problem.reseed``), so a
     run replays the same noise whatever ran before it. ``on_trial(n_done)`` is called after each
     tell (for progress bars).
+
+    A learning-curve problem (:mod:`mixbo_compare.problems.learning_curves`) reports each
+    step's value and stops when ``pruner`` (:data:`mixbo_compare.pruners.PRUNERS`) prunes the trial:
+    a PRUNED trial has no value (NaN); ``steps`` records the steps each trial consumed.
     """
     from optuna.trial import TrialState
 
@@ -174,7 +199,15 @@ def run(
     else:
         chosen = (SAMPLERS[sampler] if isinstance(sampler, str) else sampler)(seed)
     problem.reseed(seed)
-    study = optuna.create_study(sampler=chosen, direction="minimize")
+    curve = getattr(problem, "curve", None)
+    study = optuna.create_study(  # HyperbandPruner picks brackets by hashing the study's name
+        sampler=chosen,
+        direction="minimize",
+        pruner=make_pruner(pruner, problem),
+        study_name=f"mixbo-compare-seed-{seed}",
+    )
+    steps = np.zeros(n_trials, dtype=int)
+    pruned = np.zeros(n_trials, dtype=bool)
 
     values = np.full(n_trials, np.nan)
     true_values = np.full(n_trials, np.nan)
@@ -197,7 +230,17 @@ def run(
     def tell(handle: tuple[int, optuna.trial.Trial]) -> None:
         i, trial = handle
         try:
-            value = problem(params[i])
+            if curve is not None:
+                value, steps[i] = run_curve(trial, curve(params[i]))
+                if value is None:
+                    pruned[i] = True
+                    study.tell(trial, state=TrialState.PRUNED)
+                    finished.append(i)
+                    if on_trial is not None:
+                        on_trial(len(finished))
+                    return
+            else:
+                value = problem(params[i])
             if not math.isfinite(value):
                 raise ValueError(f"objective returned {value}")
             # a deterministic objective's value is its noise-free one: not evaluated twice
@@ -234,4 +277,6 @@ def run(
         params=params,
         errors=errors,
         workers=workers,
+        steps=steps,
+        pruned=pruned,
     )

@@ -41,7 +41,8 @@ _RELATIVE_PARAMS_KEY = "mixbo:relative_params"
 # new worker, or a restarted job, warm-starts from the study's latest fits instead of its priors.
 _WARM_FITS_KEY = "mixbo:warm_fits"
 _SYSTEM_ATTR_MAX_LENGTH = 2045
-_STATES = (TrialState.COMPLETE, TrialState.RUNNING)
+# pruned trials are observations too (common.space.pruned): their learning curves are modelled
+_STATES = (TrialState.COMPLETE, TrialState.RUNNING, TrialState.PRUNED)
 
 
 def _store_text(study: Study, trial: FrozenTrial, key: str, text: str) -> None:
@@ -158,8 +159,9 @@ class MixedBOSampler(BaseSampler):
 
     Args (every sampler's):
         seed: Seed of the sampler's own random generator (global RNGs are never touched).
-        n_startup_trials: Trials sampled at random before BO starts (running trials count
-            towards them; BO also waits for a first completed trial). Without an
+        n_startup_trials: Trials sampled at random before BO starts (running and pruned trials
+            count towards them; BO also waits for a first completed trial, or two pruned ones
+            that reported intermediate values). Without an
             ``independent_sampler`` the design is uniformly random over the search space and
             never repeats a configuration.
         independent_sampler: Sampler for parameters outside the relative search space (a
@@ -237,6 +239,13 @@ class MixedBOSampler(BaseSampler):
             return {}
         trials = study.get_trials(deepcopy=False, states=_STATES)
         history, n_issued = self._observations(study, trial, trials, search_space)
+        pruned = [t for t in trials if t.state == TrialState.PRUNED and t.number != trial.number]
+        unmodelled = [  # pruned trials the model leaves out are still taken configurations
+            c
+            for t in pruned
+            if not _has_curve(t) or self._engine.pruned == "ignore"
+            if (c := _config(t, search_space))
+        ]
 
         def claim(suggestion: Suggestion) -> list[dict[str, Any]]:
             """Store the suggestion with the trial; the configurations other trials have taken."""
@@ -251,9 +260,11 @@ class MixedBOSampler(BaseSampler):
             history,
             trial_index=trial.number,
             n_issued=n_issued,
+            avoid=unmodelled,
             design=self._design_by_engine,  # else the user's independent sampler makes it
             study_fits=lambda: _latest_warm_fits(trials),
             claim=claim,
+            n_stopped=len(pruned),
         )
         if suggestion is None:
             return {}
@@ -266,11 +277,12 @@ class MixedBOSampler(BaseSampler):
         trials: Sequence[FrozenTrial],
         search_space: dict[str, BaseDistribution],
     ) -> tuple[History, int]:
-        """The history over ``search_space`` (other running trials' parameters as pending) and
-        the number of trials the start-up rule counts: every other completed or running one."""
+        """The history over ``search_space`` (other running trials' parameters as pending,
+        pruned trials with their intermediate values) and the number of trials the start-up
+        rule counts: every other completed, pruned or running one."""
         others = [t for t in trials if t.number != trial.number]
         completed = sorted(
-            (t for t in others if t.state == TrialState.COMPLETE and fits_space(t, search_space)),
+            (t for t in others if t.state != TrialState.RUNNING and fits_space(t, search_space)),
             key=lambda t: t.number,
         )
         pending = [
@@ -281,10 +293,12 @@ class MixedBOSampler(BaseSampler):
         ]
         history = self._engine.history(
             [_config(t, search_space) for t in completed],
-            [t.value for t in completed],
+            [t.value if t.state == TrialState.COMPLETE else None for t in completed],
             pending,
             maximize=study.direction == StudyDirection.MAXIMIZE,
             constraints=_constraint_rows(completed),
+            curves=[t.intermediate_values for t in completed],
+            pruned=[t.state == TrialState.PRUNED for t in completed],
         )
         return history, len(others)
 
@@ -308,7 +322,7 @@ class MixedBOSampler(BaseSampler):
                 continue
             if not fits_space(t, search_space):
                 params = None
-            elif t.state == TrialState.COMPLETE:
+            elif t.state != TrialState.RUNNING:
                 params = _config(t, search_space) or None
             else:
                 params = _pending_params(t, search_space)
@@ -364,7 +378,8 @@ class MixedBOSampler(BaseSampler):
         trials = study.get_trials(deepcopy=False, states=_STATES)
         others = [t for t in trials if t.number != trial.number]
         n_observed = sum(t.state == TrialState.COMPLETE and _has_value(t) for t in others)
-        return self._engine.design_done(n_observed, len(others))
+        n_pruned = sum(t.state == TrialState.PRUNED and _has_curve(t) for t in others)
+        return self._engine.design_done(n_observed, len(others), n_pruned)
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         self._independent_sampler.before_trial(study, trial)
@@ -394,6 +409,10 @@ def default_independent_sampler(seed: int | None) -> BaseSampler:
     TPE (Bergstra et al., "Algorithms for Hyper-Parameter Optimization", NeurIPS 2011), which
     models each parameter on the trials that used it, where random sampling would ignore them."""
     return TPESampler(seed=seed)
+
+
+def _has_curve(trial: FrozenTrial) -> bool:
+    return any(math.isfinite(v) for v in trial.intermediate_values.values())
 
 
 def _has_value(trial: FrozenTrial) -> bool:

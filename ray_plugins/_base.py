@@ -7,6 +7,11 @@ in; ``save`` and ``restore`` carry them. Each suggestion hands the records to th
 builds the history (completed trials, live ones as pending), applies the start-up rule, seeds,
 filters repeats, falls back and times, exactly as under Optuna. Everything is plain data and the
 seed, so a restored searcher suggests what the original would have.
+
+A trial a scheduler stopped early (ASHA, HyperBand, median stopping) is not a trial completed at
+full budget: each record keeps the metric by ``training_iteration`` from ``on_trial_result``, and
+a completed trial that ran fewer iterations than the most any completed trial ran is modelled as
+Optuna's pruned trials are, from its learning curve (:mod:`common.space.pruned`).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import logging
 import math
 import numbers
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ray import cloudpickle
@@ -31,11 +36,14 @@ from ray_plugins._space import TuneSpace, convert_search_space
 _logger = logging.getLogger("ray.tune.search.mixbo")
 
 _LIVE, _COMPLETE, _FAILED = "live", "complete", "failed"
+_ITERATION = "training_iteration"
 
 
 @dataclass
 class _Record:
-    """One trial (or given point): its core configuration, state and raw metric value."""
+    """One trial (or given point): its core configuration, state and raw metric value, the
+    metric by training iteration, the iterations it ran and, for a given point, whether it was
+    pruned (``None``: decided from the iterations)."""
 
     config: dict[str, Any]
     state: str
@@ -43,6 +51,9 @@ class _Record:
     suggested: bool = True
     constraints: tuple[float, ...] = ()
     outside: bool = False  # its configuration lies outside the current space (not modelled)
+    curve: dict[int, float] = field(default_factory=dict)
+    iterations: int | None = None
+    stopped: bool | None = None
 
 
 class MixedBOSearch(Searcher):
@@ -225,7 +236,10 @@ class MixedBOSearch(Searcher):
         return space.to_config(config)
 
     def on_trial_result(self, trial_id: str, result: dict) -> None:
-        pass  # the final result arrives with on_trial_complete; keep Tune's event loop fast
+        """Keep the metric by training iteration: a trial stopped early is modelled from it."""
+        record = self._trials.get(trial_id)
+        if record is not None and record.state == _LIVE:
+            _add_to_curve(record, result, self._metric)
 
     def on_trial_complete(
         self, trial_id: str, result: dict | None = None, error: bool = False
@@ -253,6 +267,12 @@ class MixedBOSearch(Searcher):
             record.state = _FAILED
             return
         record.state, record.value = _COMPLETE, value
+        _add_to_curve(record, result, self._metric)
+        iteration = (result or {}).get(_ITERATION)
+        if isinstance(iteration, numbers.Integral) and not isinstance(iteration, bool):
+            record.iterations = int(iteration)
+        elif getattr(record, "curve", None):
+            record.iterations = max(record.curve)
         record.constraints = tuple(_constraint_value(result, name) for name in self._constraints)
 
     def add_evaluated_point(
@@ -263,15 +283,26 @@ class MixedBOSearch(Searcher):
         pruned: bool = False,
         intermediate_values: list[float] | None = None,
     ) -> None:
-        """An observation made outside this searcher (warm start); failed or pruned ones are kept
-        for the record but not modelled."""
+        """An observation made outside this searcher (warm start); failed ones are kept for the
+        record but not modelled, pruned ones are modelled from ``intermediate_values`` (one per
+        step, as Optuna's pruned trials)."""
         self._check_ready()
         assert self._space is not None
         config = self._space.to_core(parameters)
         self._n_given += 1
         key = f"__evaluated_{self._n_given}"
-        if error or pruned:
+        if error:
             self._trials[key] = _Record(config, _FAILED, suggested=False)
+            return
+        if pruned:
+            curve = {
+                i: float(v)
+                for i, v in enumerate(intermediate_values or (), start=1)
+                if isinstance(v, numbers.Real) and math.isfinite(v)
+            }
+            self._trials[key] = _Record(
+                config, _COMPLETE, None, suggested=False, curve=curve, stopped=True
+            )
             return
         number = self._metric_value(key, {self._metric: value})
         state = _FAILED if number is None else _COMPLETE
@@ -306,8 +337,13 @@ class MixedBOSearch(Searcher):
         return self._space
 
     def history(self) -> History:
-        """Completed observations in the order they were asked, live trials as pending."""
+        """Completed observations in the order they were asked, live trials as pending; those
+        stopped early modelled from their curves (:mod:`common.space.pruned`)."""
         done = [r for r in self._trials.values() if r.state == _COMPLETE and not r.outside]
+        ran = [getattr(r, "iterations", None) or 0 for r in done]  # older checkpoints lack it
+        by_hand = [_stopped_by_hand(r) for r in done]
+        full = max((n for n, h in zip(ran, by_hand, strict=True) if not h), default=0)
+        stopped = [h or 0 < n < full for n, h in zip(ran, by_hand, strict=True)]
         constraints = None
         if self._constraints:
             width = len(self._constraints)
@@ -318,6 +354,8 @@ class MixedBOSearch(Searcher):
             [r.config for r in self._trials.values() if r.state == _LIVE and not r.outside],
             maximize=self._mode == "max",
             constraints=constraints,
+            curves=[getattr(r, "curve", {}) for r in done],
+            pruned=stopped,
         )
 
     def _n_live(self) -> int:
@@ -385,6 +423,26 @@ def moved_records(
             config, outside = dict(record.config), True
         moved[key] = replace(record, config=config, outside=outside)
     return moved
+
+
+def _stopped_by_hand(record: _Record) -> bool:
+    """A given point marked pruned (records saved before curves were kept have no mark)."""
+    return bool(getattr(record, "stopped", None))
+
+
+def _add_to_curve(record: _Record, result: Mapping[str, Any] | None, metric: str | None) -> None:
+    """The result's metric at its training iteration (the next one if it reports none)."""
+    if not result or metric not in result:
+        return
+    value = result[metric]
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+        return
+    if not hasattr(record, "curve"):
+        record.curve = {}
+    step = result.get(_ITERATION)
+    if isinstance(step, bool) or not isinstance(step, numbers.Integral):
+        step = max(record.curve, default=0) + 1
+    record.curve[int(step)] = float(value)
 
 
 def _constraint_value(result: Mapping[str, Any] | None, name: str) -> float:

@@ -12,7 +12,8 @@ import numpy as np
 @dataclass(frozen=True)
 class History:
     """Completed ``(config, value)`` pairs in trial order (values to *minimise*), pending configs,
-    and each completed trial's constraint values (:mod:`common.acquisition.feasibility`), if any.
+    and each completed trial's constraint values (:mod:`common.acquisition.feasibility`), if any;
+    pruned trials are observations too, with imputed values, marked by ``pruned``.
 
     The adapters build one from a framework's trial list: they flip maximised objectives, drop
     failed trials and non-finite values, and pass running trials as ``pending``. Every strategy
@@ -23,6 +24,7 @@ class History:
     values: np.ndarray = field(default_factory=lambda: np.empty(0))
     pending: tuple[Mapping[str, Any], ...] = ()
     constraints: np.ndarray | None = None  # (n, k): ≤ 0 feasible, NaN not reported
+    pruned: np.ndarray | None = None  # (n,): which values are imputed (:mod:`common.space.pruned`)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "configs", tuple(self.configs))
@@ -38,6 +40,15 @@ class History:
         if c.ndim != 2 or len(c) != len(values):
             raise ValueError(f"constraints must be an (n, k) array for {len(values)} values.")
         object.__setattr__(self, "constraints", c)
+        p = np.zeros(len(values), bool) if self.pruned is None else np.asarray(self.pruned, bool)
+        if p.shape != values.shape:
+            raise ValueError(f"pruned must be a mask of {len(values)} trials.")
+        object.__setattr__(self, "pruned", p)
+
+    @property
+    def n_pruned(self) -> int:
+        """How many observations are pruned trials with imputed values."""
+        return int(self.pruned.sum())
 
     @property
     def constrained(self) -> bool:

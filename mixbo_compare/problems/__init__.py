@@ -55,6 +55,8 @@ _REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
     "sklearn-models": ("mixbo_compare.problems.conditional", "sklearn_models", {}),
     "pressure-vessel": ("mixbo_compare.problems.constrained", "pressure_vessel", {}),
     "forest-size": ("mixbo_compare.problems.constrained", "forest_size", {}),
+    "lc-sgd-digits": ("mixbo_compare.problems.learning_curves", "sgd_digits", {}),
+    "lc-powerlaw": ("mixbo_compare.problems.learning_curves", "powerlaw", {}),
 }
 
 PROBLEMS: tuple[str, ...] = tuple(_REGISTRY)
