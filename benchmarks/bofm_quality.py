@@ -1,9 +1,10 @@
 """BO-FM beside CoCaBO and TPE on the BO-FM paper's synthetic problems, with the published table.
 
 Best value after ``--trials`` trials over ``--seeds`` seeds (seed = run id), as median and mean ±
-standard error, set beside Oh et al. (UAI 2021) Table 5.1 / App. C.3 (5 runs, mean ± s.e.; their
-budget is not stated in the text). Each finished run is appended to ``--out`` (JSON lines), so an
-interrupted run resumes where it stopped::
+standard error, set beside Oh et al. (UAI 2021) as C. Oh's PhD thesis (University of Amsterdam,
+2023) reports them in Table 5.1 / App. C.3 (5 runs, mean ± s.e.; their budget is not stated in the
+text). Each finished run is appended to ``--out`` (JSON lines), so an interrupted run resumes where
+it stopped::
 
     python benchmarks/bofm_quality.py --trials 200 --seeds 5 --jobs 2 --out bofm_quality.jsonl
 """
@@ -18,7 +19,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
 
-# Oh et al. 2021, Table 5.1 / App. C.3: mean ± s.e. over 5 runs.
+# Oh's PhD thesis (Amsterdam, 2023), Table 5.1 / App. C.3: mean ± s.e. over 5 runs.
 PUBLISHED = {
     "bofm": {"func2c": (-0.2063, 0.0), "func3c": (-0.7215, 0.0004), "ackley5c": (0.0186, 0.0057)},
     "cocabo": {"func2c": (-0.2025, 0.0018), "func3c": (-0.7202, 0.0016), "ackley5c": (1.37, 0.21)},

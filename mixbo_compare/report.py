@@ -610,8 +610,8 @@ def _panel(ax, st: Setting, kind: str, colors, ours: set[str], handles: dict) ->
         handles[s] = line
     if log:
         ax.set_yscale("log")
-    elif bands:  # linear: fit the bands after the first fifth of the axis (the start-up spread)
-        top = max(_upper(x, q3) for x, _, _, q3 in bands.values())
+    elif bands:  # linear: the whole of every band is shown
+        top = max(float(np.nanmax(q3)) for _, _, _, q3 in bands.values())
         if math.isfinite(top) and top > 0:
             ax.set_ylim(-0.03 * top, 1.08 * top)
     best_seen = st.note.startswith(("no known", "a run beat"))
@@ -625,12 +625,6 @@ def _panel(ax, st: Setting, kind: str, colors, ours: set[str], handles: dict) ->
     ax.grid(True, which="major", alpha=0.3)
     if not bands:
         ax.text(0.5, 0.5, "no successful runs", ha="center", va="center", transform=ax.transAxes)
-
-
-def _upper(x: np.ndarray, q3: np.ndarray) -> float:
-    """The top of a band's third quartile once a fifth of the x axis has passed."""
-    late = np.isfinite(q3) & (x >= x[0] + 0.2 * (x[-1] - x[0]))
-    return float(np.max(q3[late])) if late.any() else math.nan
 
 
 def write_report(folder: str | Path, note: str = "") -> tuple[Path, list[Path]]:

@@ -1,7 +1,9 @@
 """PLAyBOOK: local penalisation of the acquisition around busy points (asynchronous batch BO).
 
 Alvi, Ru, Calliess, Roberts, Osborne. "Asynchronous batch Bayesian optimisation with improved local
-penalisation", ICML 2019 (seed 002 ch. 4, seed 000 ch. 4).
+penalisation", ICML 2019; also A. S. Alvi, "Practical Bayesian optimisation for hyperparameter
+tuning", DPhil thesis, University of Oxford, 2019, ch. 4, and B. Ru, "Bayesian Optimisation for
+Automated Machine Learning", DPhil thesis, University of Oxford, 2022, ch. 4.
 
 The acquisition, made non-negative, is multiplied by one penaliser per busy point ``x_j`` (a running
 trial, or a point already picked for the same batch). Everything is computed in log space:
@@ -17,9 +19,8 @@ best observed model value:
   ``MAX_RADIUS`` = 1 distance unit (one lengthscale, one category change). Early in a run the busy
   points are exploratory (``μ_j`` far below ``M``) and the posterior mean is flat, so ``r_j`` came
   out at 2–10 units: the cone covered the whole continuous box and the next suggestion was pushed
-  to its edges. On Func3C with CoCaBO and 4 simulated workers (4 seeds, 50 trials) the median
-  final value was 0.052 uncapped, −0.222 with the cap (−0.132 with global L, −0.287 without any
-  penalisation); beyond one lengthscale two points are weakly correlated, so nothing is lost.
+  to its edges (see docs/decisions.md). Beyond one lengthscale two points are weakly correlated,
+  so nothing is lost.
 - ``"lp"``, the local penaliser of González et al. ``φ = Φ((d − |μ_j − M| / L_j) / (σ_j / L_j))``.
 
 **Distance on mixed inputs** (our choice, documented here):
@@ -31,13 +32,13 @@ category change (one graph edge) is as far as one lengthscale. Continuous differ
 in lengthscale units, so the Lipschitz constant is taken with respect to the same coordinates.
 
 **Lipschitz constant** ``L_j``: "local" (default) is the largest posterior-mean gradient norm in a
-box of side two lengthscales centred at ``x_j`` (the thesis' box; continuous dims, at ``x_j``'s
-categories), together with the largest finite-difference slope to ``x_j``'s one-edge neighbours
-(one category changed, or one step along a graph); "global" takes the largest of these over the
-whole space (random points). **Departure:** the local constant is then taken over the penalised
-ball itself (:func:`ball_lipschitz_constants`), the largest radius whose own ball's slope
-justifies it. Near an optimum the mean is flat beside ``x_j`` and steep a lengthscale away, so
-the box's slope made the radius of a busy point beside the incumbent a sliver.
+box of side two lengthscales centred at ``x_j`` (the box of Alvi's thesis, ch. 4; continuous dims,
+at ``x_j``'s categories), together with the largest finite-difference slope to ``x_j``'s one-edge
+neighbours (one category changed, or one step along a graph); "global" takes the largest of these
+over the whole space (random points). **Departure:** the local constant is then taken over the
+penalised ball itself (:func:`ball_lipschitz_constants`), the largest radius whose own ball's slope
+justifies it. Near an optimum the mean is flat beside ``x_j`` and steep a lengthscale away, so the
+box's slope made the radius of a busy point beside the incumbent a sliver.
 
 **Minimum separation** (our addition): the cone ``φ ≈ d / r`` only multiplies the acquisition, and
 log-EI beside the incumbent rises by more than the cone takes, so a batch could still stack points

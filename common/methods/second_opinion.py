@@ -7,8 +7,8 @@ al. 2020) is a sum over the categoricals: a category's effect is shared by every
 that has it, wherever it was observed. On Ackley-5C's plateau, one category off the optimum, the
 additive model ranks the change of the wrong variable far higher than the product model does on
 the same history (``benchmarks/ackley5c_plateau.py --rank``), yet as the only model, or chosen by
-evidence, or taking turns, it cost the problems whose interactions matter (README, "A portfolio
-of two models").
+evidence, or taking turns, it cost the problems whose interactions matter (see
+docs/decisions.md, "A portfolio of two models").
 
 So both judge: among the ends of the product model's local searches and the trust region
 centre's unseen single-category neighbours, the suggestion is the row of highest sum of the two
@@ -21,9 +21,8 @@ It applies only where some categorical has at least :data:`MIN_CHOICES` values a
 alternative and nothing to rank among its values, and on the spaces whose categoricals are all
 binary (Ackley-53, Contamination) the second opinion lost runs. On categoricals alone the product
 kernel's Hamming-ball search is the paper's method at its best, and there the second opinion cost
-Pest Control's late refinement (at 150 trials 4 of 10 seeds at its optimum 12.07, against 10 of
-10 without it): measured, not derived, so README, "A second opinion from main effects", gives
-the runs.
+Pest Control's late refinement at 150 trials. The gate is measured, not derived (see
+docs/decisions.md, "A second opinion from main effects").
 
 >>> model = additive_model(strategy, space, X, values, every=2)
 >>> row = best_by_both(acqf, log_expected_improvement(model, incumbent), rows, rng)
@@ -45,9 +44,8 @@ MIN_CHOICES = 3
 # A refit continues the additive model's last fit for this many L-BFGS-B iterations, as a kernel
 # choice continues its challengers (common.models.kernel_choice.CHALLENGER_MAXITER): refitted every
 # few observations from its own last result, whose optimum one observation moves by O(1/n), it still
-# converges over a few refits. Its full 25 iterations took a refit ask at 100 trials of the
-# 9-parameter mixed space to 0.52x GPSampler's; with 5, 0.41x, its results within noise on 24
-# problems (README, "A second opinion from main effects").
+# converges over a few refits; a warm ask costs about a fifth less than with full refits, its
+# results within noise (see docs/decisions.md, "Challengers fitted briefly").
 REFIT_MAXITER = 5
 
 

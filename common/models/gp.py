@@ -32,10 +32,9 @@ FIT_MAXITER = 200  # iteration cap: the result does not depend on the machine's 
 # two more observations the optimum moves by O(1/n). Most of the 200 iterations an uncapped refit
 # once ran were spent creeping along the noise variance's own scale towards its floor; searched on
 # its log (common.models.map_fit.FloorLog) a refit converges in 30-50 iterations, and in studies
-# that grow one observation at a time mostly within this cap: of MixboSampler's 50 runs of 100
-# trials on five problems (mixbo-compare, 10 seeds), 44 ended at the same best value with and
-# without it, the others within noise. It bounds the rest (a new worker's refits on a history it did
-# not grow, a jump in the warped targets): README, "At scale".
+# that grow one observation at a time mostly within this cap, which left results within noise (see
+# docs/decisions.md, "The default door's rule, measured"). It bounds the rest (a new worker's
+# refits on a history it did not grow, a jump in the warped targets).
 WARM_FIT_MAXITER = 25
 
 

@@ -2,12 +2,12 @@
 
 CASMOPOLITAN's transformed overlap kernel comes in two forms
 (:class:`common.models.kernels.overlap.TransformedOverlapKernel`): the reference code's, whose
-correlation between configurations that differ everywhere is fixed, and the paper's Eq 5.11, whose
-rate the fit learns. Neither is right for every problem: the learnt rate is what Pest Control's 25
-categoricals need, while with few observations it costs problems whose categoricals matter less
-(closing notes of issue 12). So each fit fits every alternative, each warm-started from its own
-last fit, and keeps the one of lowest negative log posterior per observation: the form the data
-support, decided again at every refit.
+correlation between configurations that differ everywhere is fixed, and Eq. 5.11 of B. Ru's DPhil
+thesis (University of Oxford, 2022), whose rate the fit learns. Neither is right for every problem:
+the learnt rate is what Pest Control's 25 categoricals need, while with few observations it costs
+problems whose categoricals matter less (see docs/decisions.md). So each fit fits every
+alternative, each warm-started from its own last fit, and keeps the one of lowest negative log
+posterior per observation: the form the data support, decided again at every refit.
 
 The same choice is made between target warpings (:data:`common.models.warpings.WARPINGS`): the ranks
 of a Gaussian copula, blended with a power transform, keep near-ties apart where a problem's values
@@ -47,12 +47,10 @@ CHOICE = "choice"
 # common.models.gp.WARM_FIT_MAXITER). Each fit continues from its own last result, so a challenger's
 # fit still converges over a few refits: its optimum moves by O(1/n) per observation. What a
 # challenger needs is its evidence, to the precision a comparison needs; the kept model, which the
-# suggestions use, needs its optimum. At 100 trials of the 9-parameter mixed space this takes
-# MixboSampler's refit from about 112 to 58 evaluations of the objective and its warm ask from about
-# 0.62x to 0.44x GPSampler's, its results within noise on 20 problems (README, "At scale").
-# CASMOPOLITAN's choice of two kernel forms keeps both at the cap: its refit of two fits is within
-# the latency target, and capping its challenger cost Func3C (4 of 20 seeds better, 13 worse, at 100
-# trials).
+# suggestions use, needs its optimum. It roughly halves MixboSampler's refit, its results within
+# noise (see docs/decisions.md, "Challengers fitted briefly"). CASMOPOLITAN's choice of two kernel
+# forms keeps both at the cap: its refit of two fits is within the latency target, and capping its
+# challenger cost Func3C.
 CHALLENGER_MAXITER = 5
 
 

@@ -1,6 +1,9 @@
 """Maximising an acquisition inside a trust region: Hamming-ball local search, interleaved search.
 
-CASMOPOLITAN's acquisition optimisers (Wan et al. 2021, §3.3; seed 000 §5.6):
+CASMOPOLITAN's acquisition optimisers (Wan et al., "Think global and act local: Bayesian
+optimisation over high-dimensional categorical and mixed search spaces", ICML 2021; also B. Ru,
+"Bayesian Optimisation for Automated Machine Learning", DPhil thesis, University of Oxford, 2022,
+§5.6):
 
 - categorical only: steepest-ascent Hamming-1 local search from several starts, every move inside
   the Hamming ball around the trust region's centre;

@@ -1,12 +1,14 @@
 """Type-wise alternating ascent of an acquisition function over graphs and a box.
 
-BO-FM's acquisition optimiser (Oh et al., UAI 2021, app. C.2.1; digest ``001_oh_thesis.md``
-§4.6): from several starts, alternate one best-improvement hill-climbing step over the graph
-neighbours of the discrete part (change one discrete value to an adjacent one: all other choices
-of a categorical, ±1 of an ordinal, the user's edges otherwise) with a few L-BFGS-B steps on the
-continuous part, until no discrete move improves; then polish the continuous part. (The reference
-alternates single L-BFGS-B iterations until neither step improves; restarting L-BFGS-B each
-round costs more than it gains, so the continuous part gets its longer run once, at the end.)
+BO-FM's acquisition optimiser (Oh, Gavves, Welling, "Mixed variable Bayesian optimization with
+frequency modulated kernels", UAI 2021; detailed in C. Oh, "Bayesian optimization on
+non-conventional search spaces", PhD thesis, University of Amsterdam, 2023, App. C.2.1, and in the
+authors' code): from several starts, alternate one best-improvement hill-climbing step over the
+graph neighbours of the discrete part (change one discrete value to an adjacent one: all other
+choices of a categorical, ±1 of an ordinal, the user's edges otherwise) with a few L-BFGS-B steps on
+the continuous part, until no discrete move improves; then polish the continuous part. (The
+reference alternates single L-BFGS-B iterations until neither step improves; restarting L-BFGS-B
+each round costs more than it gains, so the continuous part gets its longer run once, at the end.)
 
 The work is bounded by counts only (rounds, L-BFGS-B iterations, neighbours), never by a clock,
 so the result is a deterministic function of the inputs and the generator under any machine load.

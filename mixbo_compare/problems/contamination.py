@@ -1,4 +1,4 @@
-"""Contamination control (BOCS, Baptista & Poloczek 2018; setup of COMBO, Oh et al. 2019), §5.8.
+"""Contamination control (BOCS, Baptista & Poloczek 2018; setup of COMBO, Oh et al. 2019).
 
 25 binary stages: at each stage a food-processing line is either cleaned (x_i = 1, cost 1) or not.
 Over 100 simulations the contamination fraction evolves as

@@ -1,4 +1,4 @@
-"""Pest Control (COMBO, Oh et al. 2019), deterministic variant of CASMOPOLITAN and MCBO (§5.7).
+"""Pest Control (COMBO, Oh et al. 2019), deterministic variant of CASMOPOLITAN and MCBO.
 
 25 stages, each choosing no action (0) or one of four pesticides (1..4). The cost of a schedule is
 the money paid for pesticides plus, at every stage, the fraction of 100 simulated sites whose pest

@@ -1,4 +1,4 @@
-"""Synthetic mixed-variable benchmarks from the seed papers (benchmarks.md §5.1–5.5).
+"""Synthetic mixed-variable benchmarks from the CoCaBO, CASMOPOLITAN and BO-FM papers.
 
 - Func2C and Func3C (CoCaBO, Ru et al. 2020; Func3C in the CoCaBO/BO-FM form with 3, 5 and 4
   categories): a scaled Rosenbrock, six-hump camel or Beale function per categorical value, summed.
@@ -23,7 +23,7 @@ FUNC2C_OPTIMUM = -0.2063257
 FUNC3C_OPTIMUM = -0.7221399
 
 
-# ---------------------------------------------------------------- building blocks (§5.1)
+# ---------------------------------------------------------------- building blocks
 def rosenbrock(z: np.ndarray) -> np.ndarray:
     """Scaled Rosenbrock R(z) on rows of ``z`` (shape ``(n, 2)``); minimum 0 at (1, 1)."""
     z1, z2 = z[:, 0], z[:, 1]

@@ -1,6 +1,7 @@
 """BO-FM's surrogate: a GP with the ModLap kernel, fitted by MAP with restarts.
 
-Oh, Gavves, Welling, UAI 2021 (seed 004; digest ``001_oh_thesis.md`` §4.5). The reference fits
+Oh, Gavves, Welling, "Mixed variable Bayesian optimization with frequency modulated kernels",
+UAI 2021, and the authors' code (ChangYong-Oh/FrequencyModulatedKernelBO). The reference fits
 ``ScaleKernel(ModLap)`` with a constant mean and Gaussian noise by maximising the marginal
 likelihood plus the log priors (MAP), from 10 initialisations, the first the previous fit. Here:
 
@@ -21,8 +22,9 @@ likelihood plus the log priors (MAP), from 10 initialisations, the first the pre
   and evaluation counts only, never by a clock, so a fit is a deterministic function of its inputs
   under any machine load.
 
-Without discrete columns the ModLap kernel is undefined (seed 004 §3.4); the model falls back to a
-Matérn-5/2 ARD kernel with BoTorch's priors and the same fitting.
+Without discrete columns the ModLap kernel, defined on graphs of discrete values, is undefined (Oh,
+Gavves, Welling, UAI 2021, §3); the model falls back to a Matérn-5/2 ARD kernel with BoTorch's
+priors and the same fitting.
 
 >>> model, params = fit_fm_gp(layout, Z, values, rng, warm_start=previous_params)
 """

@@ -1,7 +1,8 @@
 """BO-FM: a GP with the frequency-modulated ModLap kernel and log-EI, maximised type-wise.
 
 Oh, Gavves, Welling. "Mixed variable Bayesian optimization with frequency modulated kernels",
-UAI 2021 (seed 004; seed 001 ch. 5 and app. C).
+UAI 2021; also C. Oh, "Bayesian optimization on non-conventional search spaces", PhD thesis,
+University of Amsterdam, 2023, ch. 5 and App. C.
 
 >>> strategy = BOFMOptions().make(BusyPolicy())
 >>> configs = strategy.suggest(space, history, 1, np.random.default_rng(0))

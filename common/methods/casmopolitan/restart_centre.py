@@ -1,11 +1,13 @@
 """CASMOPOLITAN's restart centres: GP-UCB on an auxiliary GP of the earlier restarts' bests.
 
-Wan et al. 2021, Eq 5.13 (seed 000 §5.6). When a trust region collapses, the next restart is
-centred at the random point of the space with the highest upper confidence bound under a GP fitted
-to the best observation of every finished restart, so a new restart goes where the earlier ones
-suggest promise but have not looked. The trust-region *rules* (when to restart, which observations
-were the restarts' bests) live in :mod:`common.methods.casmopolitan.trust_region`; this module fits
-the model.
+Wan et al., "Think global and act local: Bayesian optimisation over high-dimensional categorical and
+mixed search spaces", ICML 2021, as written in B. Ru, "Bayesian Optimisation for Automated Machine
+Learning", DPhil thesis, University of Oxford, 2022, §5.6, Eq. 5.13. When a trust region collapses,
+the next restart is centred at the random point of the space with the highest upper confidence bound
+under a GP fitted to the best observation of every finished restart, so a new restart goes where the
+earlier ones suggest promise but have not looked. The trust-region *rules* (when to restart, which
+observations were the restarts' bests) live in :mod:`common.methods.casmopolitan.trust_region`; this
+module fits the model.
 
 >>> centre = choose_restart_centre(space, X, values, state, rng, exclude=taken)
 """
@@ -48,7 +50,7 @@ def choose_restart_centre(
     exclude: ConfigSet | None = None,
     warpings: Sequence[str] = ("copula",),
 ) -> np.ndarray:
-    """The next restart's centre: argmax of GP-UCB over random candidates (Wan et al., Eq 5.13).
+    """The next restart's centre: argmax of GP-UCB over random candidates (Ru's thesis, Eq. 5.13).
 
     The auxiliary GP (CASMOPOLITAN's kernel, its form chosen by the MAP objective:
     :mod:`common.models.kernel_choice`) is fitted to the best point of every earlier

@@ -1,11 +1,12 @@
 """CASMOPOLITAN: a GP with the transformed overlap kernel, searched locally inside trust regions.
 
 Wan, Nguyen, Ha, Ru, Lu, Osborne. "Think global and act local: Bayesian optimisation over
-high-dimensional categorical and mixed search spaces", ICML 2021 (seed 000 §5.6).
+high-dimensional categorical and mixed search spaces", ICML 2021; also B. Ru, "Bayesian
+Optimisation for Automated Machine Learning", DPhil thesis, University of Oxford, 2022, §5.6.
 
 One GP (transformed overlap kernel, mixed with Matérn-5/2 when there are continuous dims) is fitted
-to the whole history, the overlap kernel's form (the reference code's or the paper's Eq 5.11) chosen
-at every refit by the MAP objective (:mod:`common.models.kernel_choice`); the acquisition is
+to the whole history, the overlap kernel's form (the reference code's or Eq. 5.11 of Ru's thesis)
+chosen at every refit by the MAP objective (:mod:`common.models.kernel_choice`); the acquisition is
 maximised by local search inside a trust region around the best point of the current restart (a
 Hamming ball and an ARD-shaped box) whose size follows TuRBO's success/failure rule; when it
 collapses, the next restart is centred by GP-UCB on an auxiliary GP of the earlier restarts' bests.

@@ -1,8 +1,10 @@
 """CASMOPOLITAN's trust regions: a Hamming ball on the categoricals, a box on the continuous dims.
 
 Wan, Nguyen, Ha, Ru, Lu, Osborne. "Think global and act local: Bayesian optimisation over
-high-dimensional categorical and mixed search spaces", ICML 2021 (seed 000 §5.6), after TuRBO
-(Eriksson et al. 2019).
+high-dimensional categorical and mixed search spaces", ICML 2021 (also B. Ru, "Bayesian
+Optimisation for Automated Machine Learning", DPhil thesis, University of Oxford, 2022, §5.6), after
+TuRBO (Eriksson et al., "Scalable global optimization via local Bayesian optimization", NeurIPS
+2019).
 
 The state is a small frozen dataclass and :func:`update_state` a pure function of it and one new
 value, so the state of a study is :func:`replay` of its ordered values: two processes sharing a

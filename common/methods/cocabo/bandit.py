@@ -1,7 +1,8 @@
 """EXP3 bandits for CoCaBO's categorical variables, replayed from the ordered history.
 
-One bandit per categorical variable; all share the joint reward (Ru et al. 2020, Alg. 5; Auer et al.
-2002, EXP3). Weights are kept in log space, rewards are ranks in [0, 1].
+One bandit per categorical variable; all share the joint reward (Ru et al., ICML 2020; Algorithm 5
+of B. Ru, "Bayesian Optimisation for Automated Machine Learning", DPhil thesis, University of
+Oxford, 2022; Auer et al. 2002, EXP3). Weights are kept in log space, rewards are ranks in [0, 1].
 """
 
 from __future__ import annotations
@@ -45,12 +46,10 @@ def category_rewards(
     fraction of the other categories whose best is worse (ties count half), in [0, 1] as EXP3's
     analysis assumes, and unmoved by a few huge values. **Departure:** the rank among all
     observations, our earlier normalisation, gives every category that ever produced a good
-    value nearly 1 (the best category 1.0, the runner-up 0.99), so the bandits hardly separated:
-    on Func3C at 200 trials the final probability of the optimum's category of ``h2`` was
-    0.05–0.43 over 10 runs and the best combination was drawn in 0–9 of the last 50 trials; ranked
-    among categories, the categories spread evenly over [0, 1] as the unnormalised values of the
-    paper's code do, and the median best over 10 seeds went from −0.6915 to −0.7177 (paper
-    −0.7202; README, "CoCaBO"). ``active`` (same shape as ``codes``) leaves out observations
+    value nearly 1 (the best category 1.0, the runner-up 0.99), so the bandits hardly separated;
+    ranked among categories, the categories spread evenly over [0, 1] as the unnormalised values
+    of the paper's code do, and CoCaBO reaches the paper's figures (see docs/decisions.md).
+    ``active`` (same shape as ``codes``) leaves out observations
     where a variable was not used (a conditional space's imputed choice).
     """
     n_choices = tuple(int(k) + 1 for k in codes.max(axis=0, initial=0))

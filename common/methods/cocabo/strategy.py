@@ -1,7 +1,9 @@
 """CoCaBO: EXP3 bandits choose the categories, a GP with the mixture kernel the continuous values.
 
 Ru, Alvi, Nguyen, Osborne, Roberts. "Bayesian optimisation over multiple continuous and categorical
-inputs", ICML 2020 (seed 000 ch. 5, seed 002 ch. 5).
+inputs", ICML 2020; also B. Ru, "Bayesian Optimisation for Automated Machine Learning", DPhil
+thesis, University of Oxford, 2022, ch. 5, and A. S. Alvi, "Practical Bayesian optimisation for
+hyperparameter tuning", DPhil thesis, University of Oxford, 2019, ch. 5.
 
 >>> strategy = CoCaBOOptions(n_init=10).make(BusyPolicy())
 >>> configs = strategy.suggest(space, history, 1, np.random.default_rng(0))

@@ -1,7 +1,8 @@
 """Frequency-modulated kernels on mixed inputs: BO-FM's ModLap kernel and its graphs.
 
 Oh, Gavves, Welling. "Mixed variable Bayesian optimization with frequency modulated kernels",
-UAI 2021 (seed 004; seed 001 ch. 5 and app. C).
+UAI 2021; also C. Oh, "Bayesian optimization on non-conventional search spaces", PhD thesis,
+University of Amsterdam, 2023, ch. 5 and App. C.
 
 Every discrete parameter is a graph on its values: a complete graph for a categorical
 (nominal), a path graph for an integer with few values (ordinal), or a graph the user supplies.

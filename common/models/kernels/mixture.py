@@ -25,7 +25,10 @@ from common.models.kernels.scale import scaled
 
 
 class MixtureKernel(Kernel):
-    """CoCaBO's mixture ``(1 − λ)(k_h + k_x) + λ k_h k_x``, λ ∈ [0, 1] learned (Ru et al., Eq 5.10).
+    """CoCaBO's mixture ``(1 − λ)(k_h + k_x) + λ k_h k_x``, λ ∈ [0, 1] learned.
+
+    Ru et al., ICML 2020; written as Eq. 5.10 in B. Ru, "Bayesian Optimisation for Automated
+    Machine Learning", DPhil thesis, University of Oxford, 2022.
 
     ``cat_kernel`` and ``cont_kernel`` select their own columns through ``active_dims``. λ = 0 gives
     the sum, λ = 1 the product of the two kernels.

@@ -46,19 +46,20 @@ OVERLAP_FORMS = ("code", "paper")
 
 
 class TransformedOverlapKernel(Kernel):
-    """CASMOPOLITAN's transformed overlap kernel with ARD weights (Wan et al. 2021, Eq 5.11).
+    """CASMOPOLITAN's transformed overlap kernel with ARD weights.
 
-    Two forms (``form``):
+    Wan et al., ICML 2021; written as Eq. 5.11 in B. Ru, "Bayesian Optimisation for Automated
+    Machine Learning", DPhil thesis, University of Oxford, 2022. Two forms (``form``):
 
     - ``"code"``, the reference code's: ``k(h, h') = exp(Σ_i ℓ_i 1[h_i = h'_i] / Σ_i ℓ_i)``. The
       weights are normalised by their sum, so only their ratios matter and two configurations
       that differ everywhere always correlate ``1/e`` of ``k(h, h) = e``; log weights have a
       standard normal prior, which fixes their scale and keeps the fit well posed.
-    - ``"paper"``, Eq 5.11 as the paper writes it, ``exp((1/d) Σ_i ℓ_i 1[h_i = h'_i])``, divided by
-      its value at ``h = h'`` (a constant the output scale takes): ``k(h, h') = exp(−(1/d) Σ_i ℓ_i
-      1[h_i ≠ h'_i])``, ``k(h, h) = 1``. The weights' mean sets how fast the correlation falls
-      with the number of mismatches, and the data set it; log weights have a ``N(1, 1)`` prior
-      and start at its mode (``ℓ = e``).
+    - ``"paper"``, Eq. 5.11 as Ru's thesis writes it, ``exp((1/d) Σ_i ℓ_i 1[h_i = h'_i])``, divided
+      by its value at ``h = h'`` (a constant the output scale takes): ``k(h, h') = exp(−(1/d) Σ_i
+      ℓ_i 1[h_i ≠ h'_i])``, ``k(h, h) = 1``. The weights' mean sets how fast the correlation falls
+      with the number of mismatches, and the data set it; log weights have a ``N(1, 1)`` prior and
+      start at its mode (``ℓ = e``).
 
     Either is positive semi-definite as the exponential of a valid kernel. A larger weight makes a
     mismatch in that coordinate cost more. With ``ard=False`` one weight serves every coordinate
