@@ -26,20 +26,17 @@ LIBRARIES = ("optuna", "torch", "gpytorch", "botorch", "numpy", "scipy")
 def git_commit(root: Path) -> str:
     """The checkout's commit (``-dirty`` when tracked files differ from it), or ``"unknown"``
     outside a git checkout."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+        if done.returncode:
+            raise OSError(done.stderr)
+        return done.stdout.strip()
+
     try:
-        commit = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
+        commit = git("rev-parse", "--short=12", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except OSError:
         return "unknown"
     return commit + ("-dirty" if dirty else "")
 

@@ -42,6 +42,28 @@ def capture_logs(caplog):
 
 
 @pytest.fixture
+def run_as_user(tmp_path):
+    """``run_as_user(*args)``: ``python *args`` as a user runs it, in a fresh interpreter whose
+    folder and home are ``tmp_path`` (so Ray Tune's ``~/ray_results`` is never the user's), with
+    the repository on its path; the completed process."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, "HOME": str(tmp_path), "RAY_USAGE_STATS_ENABLED": "0"}
+        env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
+        return subprocess.run(
+            [sys.executable, *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=400,
+        )
+
+    return run
+
+
+@pytest.fixture
 def optuna_logs(capture_logs):
     """Warnings on Optuna's loggers (mixbo's Optuna samplers log to ``optuna.mixbo``)."""
     return capture_logs("optuna")

@@ -3,9 +3,6 @@ Ray Tune's results never land in the user's ``~/ray_results``)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,19 +19,10 @@ def test_every_example_is_run_here() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(RUNS))
-def test_an_example_runs(name: str, tmp_path: Path) -> None:
+def test_an_example_runs(name: str, tmp_path: Path, run_as_user) -> None:
     if name.startswith("ray"):
         pytest.importorskip("ray.tune")
-    env = {**os.environ, "HOME": str(tmp_path), "RAY_USAGE_STATS_ENABLED": "0"}
-    env["PYTHONPATH"] = os.pathsep.join([str(EXAMPLES.parent), env.get("PYTHONPATH", "")])
-    out = subprocess.run(
-        [sys.executable, str(EXAMPLES / name), *RUNS[name]],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=400,
-    )
+    out = run_as_user(str(EXAMPLES / name), *RUNS[name])
     assert out.returncode == 0, out.stderr[-3000:]
     assert "best" in out.stdout.lower(), out.stdout[-2000:]
     if name.startswith("ray"):  # Tune wrote under the temporary home, not the user's

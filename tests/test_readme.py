@@ -3,10 +3,7 @@ interpreter (the Ray block starts and stops a local Ray instance)."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,19 +18,9 @@ def test_the_readme_has_an_optuna_and_a_ray_example() -> None:
 
 
 @pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
-def test_a_readme_block_runs_as_pasted(code: str, tmp_path: Path) -> None:
+def test_a_readme_block_runs_as_pasted(code: str, run_as_user) -> None:
     if "ray_plugins" in code:
         pytest.importorskip("ray.tune")
-    # a temporary home: Ray Tune writes its results under ~/ray_results, never the user's here
-    env = {**os.environ, "HOME": str(tmp_path), "RAY_USAGE_STATS_ENABLED": "0"}
-    env["PYTHONPATH"] = os.pathsep.join([str(README.parent), env.get("PYTHONPATH", "")])
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=400,
-    )
+    out = run_as_user("-c", code)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip(), "the example prints its result"
