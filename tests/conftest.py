@@ -41,6 +41,19 @@ def capture_logs(caplog):
         logger.removeHandler(caplog.handler)
 
 
+@pytest.fixture(params=["cocabo", "casmopolitan", "bofm", "mixbo"])
+def sampler_cls(request):
+    """Each of mixbo's Optuna samplers in turn."""
+    import optuna_plugins
+
+    return {
+        "cocabo": optuna_plugins.CoCaBOSampler,
+        "casmopolitan": optuna_plugins.CasmopolitanSampler,
+        "bofm": optuna_plugins.BOFMSampler,
+        "mixbo": optuna_plugins.MixboSampler,
+    }[request.param]
+
+
 @pytest.fixture
 def run_as_user(tmp_path):
     """``run_as_user(*args)``: ``python *args`` as a user runs it, in a fresh interpreter whose

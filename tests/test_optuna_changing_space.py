@@ -6,24 +6,11 @@ from __future__ import annotations
 import json
 
 import optuna
-import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.trial import create_trial
 
-from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
+from optuna_plugins import MixboSampler
 from optuna_plugins._base import _RELATIVE_PARAMS_KEY, _stored_text, fits_space, union_search_space
-
-SAMPLERS = {
-    "cocabo": CoCaBOSampler,
-    "casmopolitan": CasmopolitanSampler,
-    "bofm": BOFMSampler,
-    "mixbo": MixboSampler,
-}
-
-
-@pytest.fixture(params=list(SAMPLERS))
-def sampler_cls(request):
-    return SAMPLERS[request.param]
 
 
 def objective(high: float):

@@ -24,11 +24,6 @@ SAMPLERS = {
 }
 
 
-@pytest.fixture(params=list(SAMPLERS))
-def sampler_cls(request):
-    return SAMPLERS[request.param]
-
-
 def objective(trial: optuna.Trial) -> float:
     x = trial.suggest_float("x", -3, 3)
     lr = trial.suggest_float("lr", 1e-4, 1, log=True)
