@@ -41,59 +41,84 @@ HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 # ---------------------------------------------------------------------- priors
-def _log_prior(prior) -> Callable[[np.ndarray], tuple[float, np.ndarray]] | None:
-    """``x ↦ (Σ log p(x), ∂/∂x)`` for a gpytorch Gamma, log-normal, normal or horseshoe prior,
-    or BO-FM's inverse gamma (none with a transform of its own)."""
+LogPrior = Callable[[np.ndarray], tuple[float, np.ndarray]]
+
+
+def _gamma(prior) -> LogPrior:
+    a, b = float(prior.concentration), float(prior.rate)
+    const = a * math.log(b) - math.lgamma(a)
+
+    def gamma(x):
+        return float(np.sum(const + (a - 1) * np.log(x) - b * x)), (a - 1) / x - b
+
+    return gamma
+
+
+def _log_normal(prior) -> LogPrior:
+    mu, sigma = float(prior.loc), float(prior.scale)
+
+    def log_normal(x):
+        z = (np.log(x) - mu) / sigma
+        value = np.sum(-np.log(x) - math.log(sigma) - HALF_LOG_2PI - 0.5 * z * z)
+        return float(value), (-1.0 - z / sigma) / x
+
+    return log_normal
+
+
+def _normal(prior) -> LogPrior:
+    mu, sigma = float(prior.loc), float(prior.scale)
+
+    def normal(x):
+        z = (x - mu) / sigma
+        return float(np.sum(-math.log(sigma) - HALF_LOG_2PI - 0.5 * z * z)), -z / sigma
+
+    return normal
+
+
+def _horseshoe(prior) -> LogPrior:
+    """gpytorch's horseshoe density: the mean of its two bounds."""
+    scale, K = float(prior.scale), prior.K
+
+    def horseshoe(x):
+        A = (scale / x) ** 2
+        lb, ub = K / 2 * np.log1p(4 * A), K * np.log1p(2 * A)
+        dA = -2.0 * A / x
+        d_sum = K / 2 * 4 * dA / (1 + 4 * A) + K * 2 * dA / (1 + 2 * A)
+        return float(np.sum(np.log((lb + ub) / 2))), d_sum / (lb + ub)
+
+    return horseshoe
+
+
+def _inverse_gamma(prior) -> LogPrior:
+    a, b = float(prior.concentration), float(prior.rate)
+    const = a * math.log(b) - math.lgamma(a)
+
+    def inverse_gamma(x):
+        return float(np.sum(const - (a + 1) * np.log(x) - b / x)), -(a + 1) / x + b / x**2
+
+    return inverse_gamma
+
+
+def _log_prior_forms() -> dict[type, Callable[[object], LogPrior]]:
+    """Each prior class with a closed form, by exact class (a subclass may change the density)."""
     from gpytorch.priors import GammaPrior, HorseshoePrior, LogNormalPrior, NormalPrior
 
+    return {
+        GammaPrior: _gamma,
+        LogNormalPrior: _log_normal,
+        NormalPrior: _normal,
+        HorseshoePrior: _horseshoe,
+        InverseGammaPrior: _inverse_gamma,
+    }
+
+
+def _log_prior(prior) -> LogPrior | None:
+    """``x ↦ (Σ log p(x), ∂/∂x)`` for a gpytorch Gamma, log-normal, normal or horseshoe prior,
+    or BO-FM's inverse gamma (none with a transform of its own); None for any other."""
     if getattr(prior, "_transform", None) is not None:
         return None
-
-    if type(prior) is GammaPrior:
-        a, b = float(prior.concentration), float(prior.rate)
-        const = a * math.log(b) - math.lgamma(a)
-
-        def gamma(x):
-            return float(np.sum(const + (a - 1) * np.log(x) - b * x)), (a - 1) / x - b
-
-        return gamma
-    if type(prior) is LogNormalPrior:
-        mu, sigma = float(prior.loc), float(prior.scale)
-
-        def log_normal(x):
-            z = (np.log(x) - mu) / sigma
-            value = np.sum(-np.log(x) - math.log(sigma) - HALF_LOG_2PI - 0.5 * z * z)
-            return float(value), (-1.0 - z / sigma) / x
-
-        return log_normal
-    if type(prior) is NormalPrior:
-        mu, sigma = float(prior.loc), float(prior.scale)
-
-        def normal(x):
-            z = (x - mu) / sigma
-            return float(np.sum(-math.log(sigma) - HALF_LOG_2PI - 0.5 * z * z)), -z / sigma
-
-        return normal
-    if type(prior) is HorseshoePrior:  # gpytorch's: the mean of the density's two bounds
-        scale, K = float(prior.scale), prior.K
-
-        def horseshoe(x):
-            A = (scale / x) ** 2
-            lb, ub = K / 2 * np.log1p(4 * A), K * np.log1p(2 * A)
-            dA = -2.0 * A / x
-            d_sum = K / 2 * 4 * dA / (1 + 4 * A) + K * 2 * dA / (1 + 2 * A)
-            return float(np.sum(np.log((lb + ub) / 2))), d_sum / (lb + ub)
-
-        return horseshoe
-    if type(prior) is InverseGammaPrior:
-        a, b = float(prior.concentration), float(prior.rate)
-        const = a * math.log(b) - math.lgamma(a)
-
-        def inverse_gamma(x):
-            return float(np.sum(const - (a + 1) * np.log(x) - b / x)), -(a + 1) / x + b / x**2
-
-        return inverse_gamma
-    return None
+    form = _log_prior_forms().get(type(prior))
+    return None if form is None else form(prior)
 
 
 # The parameter each registered prior is on, by the module's class name and the prior's name:
