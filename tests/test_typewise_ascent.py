@@ -8,8 +8,9 @@ import time
 import numpy as np
 import torch
 
+from common.acquisition.functions import evaluate
 from common.models.kernels.frequency_modulated import FMLayout
-from common.optim.typewise_ascent import evaluate, neighbours, typewise_ascent
+from common.optim.typewise_ascent import neighbours, typewise_ascent
 from common.space.mixed_space import Categorical, Float, Integer, MixedSpace
 
 # k: a path graph of 10 values, c: a complete graph of 4, x: continuous

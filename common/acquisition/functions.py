@@ -18,6 +18,8 @@ from botorch.models.model import Model
 
 from common.models.gp import DTYPE
 
+EVALUATION_BATCH = 2048  # rows per torch call when an acquisition has no numpy pass
+
 
 class _OnModelDevice:
     """An analytic acquisition that takes the model's device and dtype as they are.
@@ -139,13 +141,21 @@ def log_expected_improvement(model: Model, best_f: float | torch.Tensor) -> Acqu
 
 
 def evaluate(acqf: AcquisitionFunction, X: np.ndarray) -> np.ndarray:
-    """Acquisition values of the rows of ``X`` (one batched call, no gradients)."""
+    """Acquisition values of the rows of ``X``, no gradients: by the acquisition's own numpy
+    pass where it has one, else through torch in batches of :data:`EVALUATION_BATCH` rows (a
+    pool of many thousand rows stays within memory); NaN becomes −inf, never a maximiser."""
+    X = np.asarray(X, dtype=float)
     fast = getattr(acqf, "value_and_gradient", None)
-    out = None if fast is None else fast(np.asarray(X, dtype=float), gradient=False)
+    out = None if fast is None else fast(X, gradient=False)
     if out is not None:
-        return out[0]
-    with torch.no_grad():
-        return acqf(torch.as_tensor(X, dtype=DTYPE)[:, None, :]).numpy().astype(float)
+        values = out[0]
+    else:
+        values = np.empty(len(X))
+        with torch.no_grad():
+            for i in range(0, len(X), EVALUATION_BATCH):
+                chunk = torch.as_tensor(X[i : i + EVALUATION_BATCH], dtype=DTYPE)[:, None, :]
+                values[i : i + EVALUATION_BATCH] = acqf(chunk).numpy()
+    return np.where(np.isnan(values), -np.inf, values)
 
 
 def value_and_gradient(

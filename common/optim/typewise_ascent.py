@@ -28,10 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import torch
 from botorch.acquisition import AcquisitionFunction
 
-from common.models.gp import DTYPE
+from common.acquisition.functions import evaluate
 from common.models.kernels.frequency_modulated import FMLayout
 from common.optim.continuous import ascend
 
@@ -40,17 +39,6 @@ CONT_MAXITER = 5  # L-BFGS-B iterations per continuous step (the reference takes
 POLISH_MAXITER = 25  # L-BFGS-B iterations once no discrete move improves any more
 MAX_NEIGHBOURS = 64  # per graph and start; larger neighbourhoods are subsampled
 TOL = 1e-6  # improvement of the (log) acquisition that counts as a move
-BATCH = 2048  # rows per acquisition call
-
-
-def evaluate(acqf: AcquisitionFunction, Z: np.ndarray) -> np.ndarray:
-    """Acquisition values of model rows ``Z`` in batches, no gradients; NaN becomes −inf."""
-    out = np.empty(len(Z))
-    with torch.no_grad():
-        for i in range(0, len(Z), BATCH):
-            chunk = torch.as_tensor(Z[i : i + BATCH], dtype=DTYPE)[:, None, :]
-            out[i : i + BATCH] = acqf(chunk).numpy()
-    return np.where(np.isnan(out), -np.inf, out)
 
 
 def neighbours(

@@ -26,7 +26,6 @@ from common.methods.strategy import Strategy, random_configs
 from common.models.gp import DTYPE
 from common.models.kernels.frequency_modulated import PATH_GRAPH_MAX_VALUES, FMKernel, FMLayout
 from common.models.refit import loaded, refit_or_reuse
-from common.optim.typewise_ascent import evaluate as evaluate_in_batches
 from common.optim.typewise_ascent import neighbours, typewise_ascent
 from common.space.configset import ConfigSet
 from common.space.history import History
@@ -171,7 +170,7 @@ class BOFM(Strategy):
                 if len(rows):
                     spray[i] = rows[rng.integers(len(rows))]
         pool = np.vstack([spray, raw])
-        values = evaluate_in_batches(acqf, pool)
+        values = evaluate(acqf, pool)
         half = self.n_starts // 2
         top_spray = np.argsort(-values[: self.n_spray], kind="stable")[:half]
         top_raw = self.n_spray + np.argsort(-values[self.n_spray :], kind="stable")
