@@ -5,6 +5,9 @@ Optuna and Ray Tune alike:
 
 - the :class:`History` (values flipped for maximisation, failed and NaN results dropped, ±inf
   clipped to the finite range, with one warning per study);
+- multi-objective studies: each trial's values per objective (each flipped where maximised), and
+  each model suggestion's own random scalarisation of them, ParEGO's
+  (:mod:`common.acquisition.scalarization`), so every method runs on a single objective;
 - conditional spaces: configurations may lack parameters (the objective asked for them only on
   some branches); which parameters each branch uses is learned from them
   (:mod:`common.space.conditioning`), and the methods model the union;
@@ -44,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from common.acquisition.scalarization import scalarize, single_objective
 from common.batch.busy import BusyPolicy
 from common.log import Reporter, reporting_to
 from common.methods.options import MethodOptions
@@ -159,10 +163,10 @@ class SuggestionEngine:
     def history(
         self,
         configs: Sequence[Mapping[str, Any]],
-        values: Sequence[float | None],
+        values: Sequence[float | Sequence[float] | None],
         pending: Iterable[Mapping[str, Any]] = (),
         *,
-        maximize: bool = False,
+        maximize: bool | Sequence[bool] = False,
         constraints: Sequence[Sequence[float]] | None = None,
         curves: Sequence[Mapping[int, float] | None] | None = None,
         pruned: Sequence[bool] | None = None,
@@ -173,7 +177,18 @@ class SuggestionEngine:
 
         ``pruned`` marks the trials stopped early, whose ``values`` entries are ignored:
         their values are imputed from ``curves`` (each trial's reported values by step, the
-        completed ones' included) by :func:`common.space.pruned.impute`."""
+        completed ones' included) by :func:`common.space.pruned.impute`.
+
+        A multi-objective study gives ``maximize`` as one flag per objective and each value as
+        a vector of that length (:meth:`_objectives_history`)."""
+        if isinstance(maximize, (list, tuple, np.ndarray)):
+            flags = [bool(f) for f in maximize]
+            if len(flags) > 1:
+                return self._objectives_history(
+                    configs, values, pending, flags, constraints, pruned
+                )
+            maximize = flags[0] if flags else False
+            values = [_first(v) for v in values]
         mask = [bool(p) for p in pruned] if pruned is not None else [False] * len(configs)
         if any(mask):
             sign = -1.0 if maximize else 1.0
@@ -187,28 +202,66 @@ class SuggestionEngine:
             values = [None if v is None else sign * v for v in raw]
         keep = [v is not None and not math.isnan(v) for v in values]
         kept = [(c, float(v)) for c, v, k in zip(configs, values, keep, strict=True) if k]
-        kept_constraints = None
-        if constraints is not None:
-            rows = [list(r) for r, k in zip(constraints, keep, strict=True) if k]
-            width = max((len(r) for r in rows), default=0)
-            kept_constraints = np.full((len(rows), width), np.nan)
-            for i, r in enumerate(rows):
-                kept_constraints[i, : len(r)] = r
         numbers_ = np.asarray([v for _, v in kept], dtype=float)
         if maximize:
             numbers_ = -numbers_
         finite = np.isfinite(numbers_)
         if not finite.all():
-            self.reporter.warn(
-                f"{self.name}: {int((~finite).sum())} objective value(s) are infinite; they are "
-                "clipped to the range of the finite values for the model.",
-                cause="infinite values",
-            )
+            self._warn_infinite(int((~finite).sum()))
             lo, hi = (numbers_[finite].min(), numbers_[finite].max()) if finite.any() else (0, 0)
             numbers_ = np.clip(np.nan_to_num(numbers_, posinf=hi, neginf=lo), lo, hi)
         kept_pruned = [p for p, k in zip(mask, keep, strict=True) if k]
         return History(
-            tuple(c for c, _ in kept), numbers_, tuple(pending), kept_constraints, kept_pruned
+            tuple(c for c, _ in kept),
+            numbers_,
+            tuple(pending),
+            _kept_constraints(constraints, keep),
+            kept_pruned,
+        )
+
+    def _objectives_history(
+        self,
+        configs: Sequence[Mapping[str, Any]],
+        values: Sequence[Sequence[float] | None],
+        pending: Iterable[Mapping[str, Any]],
+        maximize: Sequence[bool],
+        constraints: Sequence[Sequence[float]] | None,
+        pruned: Sequence[bool] | None,
+    ) -> History:
+        """A multi-objective study's :class:`History`: each objective flipped where it is
+        maximised, trials with a missing or NaN value left out, ±inf clipped to each objective's
+        finite range (one warning per study), ``values`` their equal-weight scalarisation.
+
+        Pruned trials are left out (they still count as issued and as taken configurations):
+        Optuna keeps no learning curve in multi-objective studies, so there is nothing to impute
+        their values per objective from."""
+        m = len(maximize)
+        mask = [bool(p) for p in pruned] if pruned is not None else [False] * len(configs)
+        rows = [_vector(v, m) for v in values]
+        keep = [r is not None and not p for r, p in zip(rows, mask, strict=True)]
+        kept = [r for r, k in zip(rows, keep, strict=True) if k]
+        y = np.asarray(kept, dtype=float).reshape(-1, m) * np.where(maximize, -1.0, 1.0)
+        finite = np.isfinite(y)
+        if not finite.all():
+            self._warn_infinite(int((~finite).sum()))
+            for i in range(m):
+                column = y[finite[:, i], i]
+                lo, hi = (column.min(), column.max()) if len(column) else (0.0, 0.0)
+                y[:, i] = np.clip(np.nan_to_num(y[:, i], posinf=hi, neginf=lo), lo, hi)
+        history = History(
+            tuple(c for c, k in zip(configs, keep, strict=True) if k),
+            np.zeros(len(y)),
+            tuple(pending),
+            _kept_constraints(constraints, keep),
+            objectives=y,
+        )
+        return dataclasses.replace(history, values=scalarize(history, np.full(m, 1.0 / m)))
+
+    def _warn_infinite(self, count: int) -> None:
+        self.reporter.warn(
+            f"{self.name}: {count} objective value(s) are infinite; they are "
+            "clipped to the range of the finite values for the model.",
+            cause="infinite values",
         )
 
     def design_done(
@@ -340,7 +393,8 @@ class SuggestionEngine:
         elif random:
             config, source = self.random_free(space, taken, rng), "random"
         else:
-            config, source = self._model_suggestion(space, history, rng, study_fits), "model"
+            modelled = single_objective(history, rng)  # one scalarisation per suggestion
+            config, source = self._model_suggestion(space, modelled, rng, study_fits), "model"
             after_model_suggestion(len(history))
             if config is None:
                 config, source = self.random_free(space, taken, rng), "fallback"
@@ -455,6 +509,38 @@ class SuggestionEngine:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+
+
+def _kept_constraints(
+    constraints: Sequence[Sequence[float]] | None, keep: Sequence[bool]
+) -> np.ndarray | None:
+    """The ``constraints`` rows of the kept trials as an (n, k) array, NaN-padded."""
+    if constraints is None:
+        return None
+    rows = [list(r) for r, k in zip(constraints, keep, strict=True) if k]
+    width = max((len(r) for r in rows), default=0)
+    kept = np.full((len(rows), width), np.nan)
+    for i, r in enumerate(rows):
+        kept[i, : len(r)] = r
+    return kept
+
+
+def _first(value: Any) -> float | None:
+    """A value of a one-objective study given as a vector (or a number, or ``None``)."""
+    if value is None or isinstance(value, numbers.Real):
+        return value
+    return None if len(value) == 0 else value[0]
+
+
+def _vector(value: Sequence[float | None] | None, m: int) -> list[float] | None:
+    """A trial's ``m`` objective values as floats, ``None`` when one is missing or NaN."""
+    if value is None or isinstance(value, (str, bytes)) or len(value) != m:
+        return None
+    try:
+        row = [float(v) for v in value]  # a None among them is a missing value
+    except (TypeError, ValueError):
+        return None
+    return None if any(math.isnan(v) for v in row) else row
 
 
 def _fresh_seed() -> int:

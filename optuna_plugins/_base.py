@@ -182,6 +182,11 @@ class MixedBOSampler(BaseSampler):
             used without it. Every method then weighs its acquisition by the probability of
             feasibility, and the incumbent is the best feasible trial
             (:mod:`common.acquisition.feasibility`).
+
+    Multi-objective studies (``directions=[...]``) are modelled as ParEGO does: each suggestion
+    scalarises the objectives with its own random weights and the method runs on that single
+    objective (:mod:`common.acquisition.scalarization`); ``study.best_trials`` is the Pareto
+    front. Optuna keeps no intermediate values there, so pruned trials are not modelled.
     """
 
     def __init__(
@@ -234,7 +239,6 @@ class MixedBOSampler(BaseSampler):
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
-        self._check_single_objective(study)
         if not search_space:
             return {}
         trials = study.get_trials(deepcopy=False, states=_STATES)
@@ -291,11 +295,17 @@ class MixedBOSampler(BaseSampler):
             if t.state == TrialState.RUNNING
             if (p := _pending_params(t, search_space)) is not None
         ]
+        maximize: bool | list[bool] = [d == StudyDirection.MAXIMIZE for d in study.directions]
+        if len(maximize) == 1:  # a single objective: its values as numbers
+            values = [t.value if t.state == TrialState.COMPLETE else None for t in completed]
+            maximize = maximize[0]
+        else:  # one value per objective (:mod:`common.acquisition.scalarization`)
+            values = [t.values if t.state == TrialState.COMPLETE else None for t in completed]
         history = self._engine.history(
             [_config(t, search_space) for t in completed],
-            [t.value if t.state == TrialState.COMPLETE else None for t in completed],
+            values,
             pending,
-            maximize=study.direction == StudyDirection.MAXIMIZE,
+            maximize=maximize,
             constraints=_constraint_rows(completed),
             curves=[t.intermediate_values for t in completed],
             pruned=[t.state == TrialState.PRUNED for t in completed],
@@ -337,7 +347,6 @@ class MixedBOSampler(BaseSampler):
         param_name: str,
         param_distribution: BaseDistribution,
     ) -> Any:
-        self._check_single_objective(study)
         if (
             self._warn_independent_sampling
             and not param_distribution.single()
@@ -395,14 +404,6 @@ class MixedBOSampler(BaseSampler):
             _process_constraints_after_trial(self._constraints_func, study, trial, state)
         self._independent_sampler.after_trial(study, trial, state, values)
 
-    # ------------------------------------------------------------------ helpers
-    def _check_single_objective(self, study: Study) -> None:
-        if len(study.directions) > 1:
-            raise ValueError(
-                f"{type(self).__name__} supports single-objective studies only; for a "
-                "multi-objective study use optuna.samplers.TPESampler, GPSampler or NSGAIISampler."
-            )
-
 
 def default_independent_sampler(seed: int | None) -> BaseSampler:
     """The sampler of parameters outside the relative search space when the user gives none:
@@ -416,4 +417,5 @@ def _has_curve(trial: FrozenTrial) -> bool:
 
 
 def _has_value(trial: FrozenTrial) -> bool:
-    return trial.value is not None and trial.value == trial.value  # NaN is no value
+    """Whether a trial has its values, each a number (NaN is no value)."""
+    return trial.values is not None and all(v == v for v in trial.values)

@@ -12,6 +12,12 @@ A trial a scheduler stopped early (ASHA, HyperBand, median stopping) is not a tr
 full budget: each record keeps the metric by ``training_iteration`` from ``on_trial_result``, and
 a completed trial that ran fewer iterations than the most any completed trial ran is modelled as
 Optuna's pruned trials are, from its learning curve (:mod:`common.space.pruned`).
+
+Several objectives (``metric=[...]``, ``mode=[...]``, as Ray's ``OptunaSearch`` takes them) are
+modelled as under Optuna: each suggestion scalarises them with its own random weights
+(:mod:`common.acquisition.scalarization`). A scheduler needs a single metric, so such a searcher
+runs with FIFO scheduling; a trial stopped early is not modelled (there is no curve per objective
+to impute its values from).
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ class _Record:
 
     config: dict[str, Any]
     state: str
-    value: float | None = None
+    value: float | tuple[float, ...] | None = None  # one per metric with several metrics
     suggested: bool = True
     constraints: tuple[float, ...] = ()
     outside: bool = False  # its configuration lies outside the current space (not modelled)
@@ -64,12 +70,15 @@ class MixedBOSearch(Searcher):
             ``tune.choice`` of categories holding domains is a conditional space, modelled
             branch by branch), or the result of :meth:`convert_search_space`. Leave it out to
             take ``param_space`` from the Tuner.
-        metric: The reported metric to optimise (``"_metric"`` if only ``mode`` is given).
-        mode: ``"min"`` or ``"max"``.
+        metric: The reported metric to optimise (``"_metric"`` if only ``mode`` is given), or a
+            list of them: a multi-objective search (ParEGO's scalarisations,
+            :mod:`common.acquisition.scalarization`), with FIFO scheduling.
+        mode: ``"min"`` or ``"max"``, or a list of them, one per metric.
         points_to_evaluate: Configurations to try first, in order; missing parameters are drawn
             at random.
-        evaluated_rewards: Metric values of ``points_to_evaluate``; when given, those points are
-            added as observations instead of being evaluated.
+        evaluated_rewards: Metric values of ``points_to_evaluate`` (with several metrics, a list
+            of values per point); when given, those points are added as observations instead of
+            being evaluated.
         seed: Seed of the searcher's own random generator (global RNGs are never touched).
         n_startup_trials: Trials drawn at random before BO starts (``points_to_evaluate`` and
             evaluated points count towards them).
@@ -93,10 +102,10 @@ class MixedBOSearch(Searcher):
         self,
         method: MethodOptions,
         space: Mapping[str, Any] | TuneSpace | None = None,
-        metric: str | None = None,
-        mode: str | None = None,
+        metric: str | Sequence[str] | None = None,
+        mode: str | Sequence[str] | None = None,
         points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
-        evaluated_rewards: Sequence[float] | None = None,
+        evaluated_rewards: Sequence[float | Sequence[float]] | None = None,
         *,
         seed: int | None = None,
         n_startup_trials: int = 10,
@@ -108,7 +117,7 @@ class MixedBOSearch(Searcher):
         lipschitz: str = "local",
         constraints: Sequence[str] = (),
     ) -> None:
-        _check_mode(metric, mode)
+        metric, mode = _check_mode(metric, mode)
         if isinstance(constraints, str) or not all(isinstance(c, str) for c in constraints):
             raise ValueError(
                 f"constraints must be a list of reported metric names, got {constraints!r}."
@@ -158,7 +167,11 @@ class MixedBOSearch(Searcher):
         return convert_search_space(spec)
 
     def set_search_properties(
-        self, metric: str | None, mode: str | None, config: dict, **spec: Any
+        self,
+        metric: str | list[str] | None,
+        mode: str | list[str] | None,
+        config: dict,
+        **spec: Any,
     ) -> bool:
         if self._space is not None:  # Tune's convention: the constructor's space wins
             self._set_metric_mode(self._metric or metric, self._mode or mode)  # fill in the gaps
@@ -173,9 +186,8 @@ class MixedBOSearch(Searcher):
         self._max_concurrent = max(int(max_concurrent), 0)
         return True
 
-    def _set_metric_mode(self, metric: str | None, mode: str | None) -> None:
-        _check_mode(metric, mode)
-        self._metric, self._mode = metric, mode
+    def _set_metric_mode(self, metric: Any, mode: Any) -> None:
+        self._metric, self._mode = _check_mode(metric, mode)
         self._add_rewarded_points()
 
     def _set_space(self, space: Mapping[str, Any] | TuneSpace) -> None:
@@ -201,6 +213,11 @@ class MixedBOSearch(Searcher):
                 UNDEFINED_SEARCH_SPACE.format(cls=type(self).__name__, space="space")
             )
         if self._mode and not self._metric:
+            if isinstance(self._mode, list):
+                raise ValueError(
+                    f"{type(self).__name__}: mode is a list (several objectives), so metric must "
+                    "be the list of their names."
+                )
             self._metric = DEFAULT_METRIC
         if not self._metric or not self._mode:
             raise RuntimeError(
@@ -238,7 +255,7 @@ class MixedBOSearch(Searcher):
     def on_trial_result(self, trial_id: str, result: dict) -> None:
         """Keep the metric by training iteration: a trial stopped early is modelled from it."""
         record = self._trials.get(trial_id)
-        if record is not None and record.state == _LIVE:
+        if record is not None and record.state == _LIVE and isinstance(self._metric, str):
             _add_to_curve(record, result, self._metric)
 
     def on_trial_complete(
@@ -267,7 +284,8 @@ class MixedBOSearch(Searcher):
             record.state = _FAILED
             return
         record.state, record.value = _COMPLETE, value
-        _add_to_curve(record, result, self._metric)
+        if isinstance(self._metric, str):  # several metrics: no curves (the module docstring)
+            _add_to_curve(record, result, self._metric)
         iteration = (result or {}).get(_ITERATION)
         if isinstance(iteration, numbers.Integral) and not isinstance(iteration, bool):
             record.iterations = int(iteration)
@@ -278,14 +296,15 @@ class MixedBOSearch(Searcher):
     def add_evaluated_point(
         self,
         parameters: dict,
-        value: float,
+        value: float | Sequence[float],
         error: bool = False,
         pruned: bool = False,
         intermediate_values: list[float] | None = None,
     ) -> None:
         """An observation made outside this searcher (warm start); failed ones are kept for the
         record but not modelled, pruned ones are modelled from ``intermediate_values`` (one per
-        step, as Optuna's pruned trials)."""
+        step, as Optuna's pruned trials). With several metrics, ``value`` lists one value per
+        metric."""
         self._check_ready()
         assert self._space is not None
         config = self._space.to_core(parameters)
@@ -304,7 +323,21 @@ class MixedBOSearch(Searcher):
                 config, _COMPLETE, None, suggested=False, curve=curve, stopped=True
             )
             return
-        number = self._metric_value(key, {self._metric: value})
+        if isinstance(self._metric, list):
+            if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+                raise ValueError(
+                    f"{type(self).__name__}: with metrics {self._metric}, a value is a list of "
+                    f"{len(self._metric)} numbers, got {value!r}."
+                )
+            if len(value) != len(self._metric):
+                raise ValueError(
+                    f"{type(self).__name__}: {len(value)} values for the "
+                    f"{len(self._metric)} metrics {self._metric}."
+                )
+            reported = dict(zip(self._metric, value, strict=True))
+        else:
+            reported = {self._metric: value}
+        number = self._metric_value(key, reported)
         state = _FAILED if number is None else _COMPLETE
         self._trials[key] = _Record(config, state, number, suggested=False)
 
@@ -348,11 +381,12 @@ class MixedBOSearch(Searcher):
         if self._constraints:
             width = len(self._constraints)
             constraints = [r.constraints or (math.nan,) * width for r in done]
+        several = isinstance(self._mode, list)
         return self._engine.history(
             [r.config for r in done],
             [r.value for r in done],
             [r.config for r in self._trials.values() if r.state == _LIVE and not r.outside],
-            maximize=self._mode == "max",
+            maximize=[m == "max" for m in self._mode] if several else self._mode == "max",
             constraints=constraints,
             curves=[getattr(r, "curve", {}) for r in done],
             pruned=stopped,
@@ -361,21 +395,33 @@ class MixedBOSearch(Searcher):
     def _n_live(self) -> int:
         return sum(r.state == _LIVE for r in self._trials.values())
 
-    def _metric_value(self, trial_id: str, result: Mapping[str, Any] | None) -> float | None:
-        """The reported metric as a float (±inf kept: the history clips it), or ``None`` with a
-        warning (once per kind of problem) when it cannot be modelled."""
+    def _metric_value(
+        self, trial_id: str, result: Mapping[str, Any] | None
+    ) -> float | tuple[float, ...] | None:
+        """The reported metric as a float (±inf kept: the history clips it), with several
+        metrics a tuple of them, or ``None`` with a warning (once per kind of problem) when it
+        cannot be modelled: a trial missing one of several metrics counts as failed."""
+        if isinstance(self._metric, list):
+            values = [self._one_metric(trial_id, result, m) for m in self._metric]
+            return None if any(v is None for v in values) else tuple(values)
+        return self._one_metric(trial_id, result, self._metric)
+
+    def _one_metric(
+        self, trial_id: str, result: Mapping[str, Any] | None, metric: str
+    ) -> float | None:
+        """``metric``'s reported value as a float, or ``None`` with a warning."""
         name, warn = type(self).__name__, self._engine.reporter.warn
-        if not result or self._metric not in result:
+        if not result or metric not in result:
             warn(
-                f"{name}: trial {trial_id} reported no {self._metric!r}; it is left out of the "
+                f"{name}: trial {trial_id} reported no {metric!r}; it is left out of the "
                 "model (said once; later trials like it are logged at debug level).",
                 cause="metric missing",
             )
             return None
-        value = result[self._metric]
+        value = result[metric]
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             warn(
-                f"{name}: trial {trial_id} reported {self._metric}={value!r}, not a number; it "
+                f"{name}: trial {trial_id} reported {metric}={value!r}, not a number; it "
                 "is left out of the model.",
                 cause="metric not a number",
             )
@@ -383,8 +429,7 @@ class MixedBOSearch(Searcher):
         value = float(value)
         if math.isnan(value):
             warn(
-                f"{name}: trial {trial_id} reported {self._metric}=nan; it is left out of the "
-                "model.",
+                f"{name}: trial {trial_id} reported {metric}=nan; it is left out of the model.",
                 cause="metric nan",
             )
             return None
@@ -453,11 +498,29 @@ def _constraint_value(result: Mapping[str, Any] | None, name: str) -> float:
     return float(value)
 
 
-def _check_mode(metric: Any, mode: Any) -> None:
-    if isinstance(metric, (list, tuple)) or isinstance(mode, (list, tuple)):
+def _check_mode(metric: Any, mode: Any) -> tuple[Any, Any]:
+    """``metric`` and ``mode`` checked, lists as lists: one metric name and ``"min"`` or
+    ``"max"``, or (several objectives, as Ray's ``OptunaSearch`` takes them) lists of names and
+    modes of the same length."""
+    several = isinstance(metric, (list, tuple)), isinstance(mode, (list, tuple))
+    if not any(several):
+        if mode is not None and mode not in ("min", "max"):
+            raise ValueError(f"mode must be 'min' or 'max', got {mode!r}.")
+        return metric, mode
+    if metric is not None and not all(several) and mode is not None:
         raise ValueError(
-            "mixbo searchers optimise a single metric; for several objectives use Ray's "
-            "OptunaSearch with a multi-objective sampler."
+            f"metric and mode must both be lists for several objectives, got metric={metric!r} "
+            f"and mode={mode!r}."
         )
-    if mode is not None and mode not in ("min", "max"):
-        raise ValueError(f"mode must be 'min' or 'max', got {mode!r}.")
+    metric = None if metric is None else list(metric)
+    mode = None if mode is None else list(mode)
+    if metric is not None and (not metric or not all(isinstance(m, str) for m in metric)):
+        raise ValueError(f"metric must be a list of reported metric names, got {metric!r}.")
+    if mode is not None and (not mode or any(m not in ("min", "max") for m in mode)):
+        raise ValueError(f"each mode must be 'min' or 'max', got {mode!r}.")
+    if metric is not None and mode is not None and len(metric) != len(mode):
+        raise ValueError(
+            f"metric and mode must have the same length: {len(metric)} metrics {metric} but "
+            f"{len(mode)} modes {mode}."
+        )
+    return metric, mode

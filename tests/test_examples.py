@@ -10,6 +10,7 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 RUNS = {  # example -> its arguments, kept short for the tests
     "quickstart.py": [],
+    "multi_objective.py": [],
     "ray_tune_quickstart.py": ["--num-samples", "6", "--concurrency", "2"],
 }
 

@@ -124,6 +124,42 @@ def test_four_processes_share_one_storage_without_duplicates(tmp_path, name, kin
     assert not duplicates, f"duplicated configurations: {duplicates}"
 
 
+def mixed_two(trial: optuna.Trial) -> tuple[float, float]:
+    """:func:`mixed` against a second, maximised objective."""
+    x = trial.suggest_float("x", -2, 2)
+    n = trial.suggest_int("n", 0, 8)
+    c = trial.suggest_categorical("c", ["a", "b", "c"])
+    return (x - 0.5) ** 2 + abs(n - 3) / 4 + (c != "b"), -((x + 0.5) ** 2) - (c == "c")
+
+
+def _multi_objective_worker(path: str, seed: int, n_trials: int) -> None:
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    sampler = MixboSampler(seed=seed, n_startup_trials=5)
+    storage = _storage("journal", path)
+    study = optuna.load_study(study_name="shared", storage=storage, sampler=sampler)
+    study.optimize(mixed_two, n_trials=n_trials)
+
+
+def test_processes_share_one_multi_objective_study_without_duplicates(tmp_path) -> None:
+    path = str(tmp_path / "study.journal")
+    storage = _storage("journal", path)
+    optuna.create_study(study_name="shared", storage=storage, directions=["minimize", "maximize"])
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_multi_objective_worker, args=(path, s, 8)) for s in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=600)
+        assert p.exitcode == 0, f"a worker exited with {p.exitcode}"
+    study = optuna.load_study(study_name="shared", storage=storage)
+    assert len(study.trials) == 24
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)
+    configs = [tuple(sorted(t.params.items())) for t in study.trials]
+    duplicates = {c for c in configs if configs.count(c) > 1}
+    assert not duplicates, f"duplicated configurations: {duplicates}"
+    assert study.best_trials
+
+
 def _crashing_worker(path: str) -> None:
     """A worker that dies inside its trial, its parameters drawn, its heartbeat started."""
     storage = optuna.storages.RDBStorage(f"sqlite:///{path}", heartbeat_interval=1, grace_period=2)

@@ -3,8 +3,8 @@
 import pytest
 from optuna.testing.pytest_samplers import (
     BasicSamplerTestCase,
+    MultiObjectiveSamplerTestCase,
     RelativeSamplerTestCase,
-    SingleOnlySamplerTestCase,
 )
 
 from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
@@ -30,5 +30,5 @@ class TestRelative(_OurSamplers, RelativeSamplerTestCase):
     pass
 
 
-class TestSingleOnly(_OurSamplers, SingleOnlySamplerTestCase):
+class TestMultiObjective(_OurSamplers, MultiObjectiveSamplerTestCase):
     pass

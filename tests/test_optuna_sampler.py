@@ -144,10 +144,13 @@ def test_failed_nan_and_infinite_trials(sampler_cls, optuna_logs) -> None:
     assert len(infinite) == 1  # said once, though every later suggestion sees the values
 
 
-def test_multi_objective_is_refused_with_advice(sampler_cls) -> None:
-    study = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler_cls())
-    with pytest.raises(ValueError, match="single-objective"):
-        study.optimize(lambda t: (t.suggest_float("x", 0, 1), 0.0), n_trials=1)
+def test_multi_objective_studies_are_sampled(sampler_cls) -> None:
+    """Once refused; now ParEGO's scalarisations (tests/test_optuna_multi_objective.py)."""
+    study = optuna.create_study(
+        directions=["minimize", "minimize"], sampler=sampler_cls(seed=0, n_startup_trials=2)
+    )
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1), 1 - t.suggest_float("y", 0, 1)), 4)
+    assert all(t.state == TrialState.COMPLETE for t in study.trials) and study.best_trials
 
 
 def test_conditional_parameters_are_modelled_not_sampled_independently(

@@ -15,6 +15,11 @@ class History:
     and each completed trial's constraint values (:mod:`common.acquisition.feasibility`), if any;
     pruned trials are observations too, with imputed values, marked by ``pruned``.
 
+    A multi-objective study's history also holds ``objectives``, each trial's values per
+    objective (n, m), all to minimise; ``values`` is then a scalarisation of them (the one a
+    suggestion models is drawn per suggestion: :mod:`common.acquisition.scalarization`). A
+    single-objective history has ``objectives`` ``None``.
+
     The adapters build one from a framework's trial list: they flip maximised objectives, drop
     failed trials and non-finite values, and pass running trials as ``pending``. Every strategy
     state (bandit weights, trust regions) is a pure function of this ordered history.
@@ -25,6 +30,7 @@ class History:
     pending: tuple[Mapping[str, Any], ...] = ()
     constraints: np.ndarray | None = None  # (n, k): ≤ 0 feasible, NaN not reported
     pruned: np.ndarray | None = None  # (n,): which values are imputed (:mod:`common.space.pruned`)
+    objectives: np.ndarray | None = None  # (n, m), m ≥ 2: per-objective values to minimise
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "configs", tuple(self.configs))
@@ -44,6 +50,18 @@ class History:
         if p.shape != values.shape:
             raise ValueError(f"pruned must be a mask of {len(values)} trials.")
         object.__setattr__(self, "pruned", p)
+        if self.objectives is not None:
+            y = np.asarray(self.objectives, dtype=float)
+            if y.ndim != 2 or len(y) != len(values) or y.shape[1] < 2:
+                raise ValueError(f"objectives must be (n, m ≥ 2) for {len(values)} values.")
+            if not np.all(np.isfinite(y)):
+                raise ValueError("History objectives must be finite; drop or clip them first.")
+            object.__setattr__(self, "objectives", y)
+
+    @property
+    def n_objectives(self) -> int:
+        """How many objectives the study has (1 without ``objectives``)."""
+        return 1 if self.objectives is None else int(self.objectives.shape[1])
 
     @property
     def n_pruned(self) -> int:
