@@ -41,6 +41,7 @@ SAMPLER_CLASSES = {
     "gp": "GPSampler",
     "random": "RandomSampler",
     "cmaes": "CmaEsSampler",
+    "nsga2": "NSGAIISampler",
 }
 RUNS_CSV = "runs.csv"
 TRIALS_CSV = "trials.csv"
@@ -58,6 +59,7 @@ RUN_COLUMNS = (
     "seconds_per_suggestion",
     "elapsed_seconds",
     "mixbo",
+    "normalisation",
 )
 TRIAL_COLUMNS = (
     "problem",
@@ -76,6 +78,9 @@ TRIAL_COLUMNS = (
     "params",
     "error",
     "steps",
+    "objectives",
+    "true_objectives",
+    "feasible",
 )
 
 # A value at most this far (relative) below the stated optimum counts as reaching it.
