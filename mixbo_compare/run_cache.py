@@ -28,7 +28,6 @@ _BASELINE_SOURCES = (
     "mixbo_compare/run_result.py",
     "mixbo_compare/simulated_workers.py",
     "mixbo_compare/pruners.py",
-    "mixbo_compare/hypervolume.py",
     "common/space/mixed_space.py",
 )
 _LIBRARIES = ("optuna", "torch", "gpytorch", "botorch", "numpy", "scipy", "cmaes", "smac")

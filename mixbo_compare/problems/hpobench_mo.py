@@ -21,6 +21,7 @@ hypervolume (``optimal_hypervolume``), computed when the problem is built.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,6 +33,7 @@ from mixbo_compare.problems.hpobench import _canonical, _load_table, _short, _Ta
 from mixbo_compare.problems.problem import MultiObjectiveProblem
 
 # problem -> (bench, dataset, (first metric, log10?), (second metric, log10?))
+REFERENCE = 1.1
 _PROBLEMS: dict[str, tuple[str, str, tuple[str, bool], tuple[str, bool]]] = {
     "hpolib": ("hpolib", "slice_localization", ("val_loss", True), ("model_size", False)),
     "nb201": ("nb201", "cifar10", ("val_acc", False), ("train_time", False)),
@@ -75,6 +77,18 @@ class TabularObjectives:
         return np.column_stack(columns)
 
 
+@functools.cache
+def _bounds(which: str) -> tuple[np.ndarray, np.ndarray, float]:
+    """The table's ideal and nadir points and its true front's hypervolume (computed once)."""
+    bench, dataset, *metrics = _PROBLEMS[which]
+    tables = tuple(_load_table(bench, _canonical(bench, dataset), metric) for metric, _ in metrics)
+    means = TabularObjectives(tables, tuple(log for _, log in metrics), 0).all_means()
+    front = means[non_dominated(means)]
+    ideal = means.min(axis=0)
+    nadir = np.maximum(front.max(axis=0), np.median(means, axis=0))
+    return ideal, nadir, hypervolume(normalise(front, ideal, nadir), REFERENCE)
+
+
 def tabular_pair(which: str, seed: int = 0) -> MultiObjectiveProblem:
     """``mo-hpolib-slice`` (``which="hpolib"``) or ``mo-nb201-cifar10`` (``"nb201"``)."""
     bench, dataset, *metrics = _PROBLEMS[which]
@@ -91,19 +105,14 @@ def tabular_pair(which: str, seed: int = 0) -> MultiObjectiveProblem:
         else:
             params.append(Integer(name, 0, len(choices) - 1))
     objective = TabularObjectives(tables, tuple(log for _, log in metrics), seed)
-    means = objective.all_means()
-    front = means[non_dominated(means)]
-    ideal = means.min(axis=0)
-    nadir = np.maximum(front.max(axis=0), np.median(means, axis=0))
-    reference = 1.1
-    optimum = hypervolume(normalise(front, ideal, nadir), reference)
+    ideal, nadir, optimum = _bounds(which)
     return MultiObjectiveProblem(
         f"mo-{bench}-{_short(bench, dataset)}",
         MixedSpace(params),
         objective,
         ideal=tuple(float(v) for v in ideal),
         nadir=tuple(float(v) for v in nadir),
-        reference=reference,
+        reference=REFERENCE,
         optimal_hypervolume=optimum,
         mean=objective.mean,
         seed_noise=objective.reseed,
