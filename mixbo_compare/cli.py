@@ -10,8 +10,16 @@ Runs every (problem, sampler, seed, workers) combination with ``runner.run``, se
   same folder (after an interruption, or with more seeds or samplers) reuses the runs it holds for
   the same code and runs only the others (delete the file to run everything again);
 - ``results.md``: median and IQR of the final regret, mean rank, seconds per suggestion; with
-  ``--pruner`` (learning-curve problems), also at equal total steps;
-- ``convergence_trials_k<k>.png`` (and ``convergence_time_k<k>.png`` for k > 1 workers).
+  ``--pruner`` (learning-curve problems), also at equal total steps; for multi-objective
+  problems (``mo-*``), the normalised hypervolume instead (higher is better);
+- ``convergence_trials_k<k>.png`` (and ``convergence_time_k<k>.png`` for k > 1 workers); for
+  multi-objective problems ``convergence_hypervolume_k<k>.png`` and ``pareto_front_k<k>.png``.
+
+A multi-objective problem runs as a study with ``directions``; ``trials.csv`` keeps each trial's
+objective vectors (observed and noise-free) and feasibility. A baseline's run (Optuna's samplers,
+the peers) is reused from ``runs.jsonl`` as long as the problems and the study loop are unchanged,
+whatever happened to mixbo's samplers, so mixbo's rows can be added to a stored comparison
+without running the baselines again.
 
 A sampler that raises fails only its own run: the error is recorded and the comparison goes on.
 CMA-ES is skipped on problems with categorical parameters (it has none), and a peer whose package
@@ -25,6 +33,7 @@ Examples::
     mixbo-compare -p func2c -s cocabo tpe-cl gp --workers 4 -n 60   # simulated async workers
     mixbo-compare -p func2c -s mixbo peers -n 100 --seeds 5      # against CatCMAwM, SMAC3, Ax
     mixbo-compare -p lc-sgd-digits lc-powerlaw -s mixbo tpe gp --pruner median -n 100
+    mixbo-compare -p mo-zdt-mixed mo-constrained -s mixbo tpe gp nsga2 random -n 100
     mixbo-compare --report-only mixbo-results     # rebuild table and plots from the CSVs
 """
 
@@ -569,9 +578,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list:
         print("problems:", " ".join(PROBLEMS))
         print(
-            "  and by name: bbob-mixint-fF-dD (any function F and dimension D), NAME@N "
-            "(instance N of pest, contamination or a bbob-mixint function), NAME~K (its "
-            "categories relabelled by seed K)"
+            "  and by name: bbob-mixint-fF-dD (any function F and dimension D), "
+            "mo-bbob-biobj-mixint-fF-dD (bi-objective), NAME@N (instance N of pest, "
+            "contamination or a bbob(-biobj)-mixint function), NAME~K (its categories "
+            "relabelled by seed K); mo-* problems are multi-objective"
         )
         print(
             "samplers:",
