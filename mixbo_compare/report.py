@@ -14,6 +14,9 @@ Definitions (also written into the table's header):
 - **final regret**: the regret after the last trial; the table gives its median and interquartile
   range over seeds, and the **mean rank** of each sampler among the samplers run on the same
   problem, seed and number of workers (1 = lowest final regret, ties share the average rank).
+
+Multi-objective problems are reported by :mod:`mixbo_compare.report_mo` (normalised
+hypervolume, higher is better), in a section of their own after these.
 """
 
 from __future__ import annotations
@@ -177,7 +180,7 @@ def table(runs: Sequence[RunData], stamp: dict | None = None, note: str = "") ->
     """The markdown report: where the runs came from (``stamp``, a folder's provenance), a
     summary per number of workers, then one table per problem; multi-objective problems
     (:mod:`mixbo_compare.report_mo`) in a section of their own."""
-    multi = report_mo.is_multi_objective(runs)
+    multi = report_mo.multi_objective_problems(runs)
     single = [r for r in runs if r.problem not in multi]
     lines = ["# mixbo-compare results", ""]
     if stamp:
@@ -408,7 +411,7 @@ def plot(runs: Sequence[RunData], folder: str | Path, dpi: int = 110) -> list[Pa
     for multi-objective problems, :func:`mixbo_compare.report_mo.plot`'s."""
     from matplotlib.figure import Figure  # no pyplot: no global state, no display needed
 
-    multi = report_mo.is_multi_objective(runs)
+    multi = report_mo.multi_objective_problems(runs)
     written = report_mo.plot([r for r in runs if r.problem in multi], folder, dpi)
     runs = [r for r in runs if r.problem not in multi]
     settings = group(runs)

@@ -30,7 +30,7 @@ OURS = "mixbo"
 RIVALS = ("gp", "tpe")
 
 
-def is_multi_objective(runs: Iterable[RunData]) -> set[str]:
+def multi_objective_problems(runs: Iterable[RunData]) -> set[str]:
     """The problems among ``runs`` that are multi-objective: a run stored its normalisation, or
     the name says so (``mo-``; a problem whose runs all failed stored none)."""
     return {r.problem for r in runs if r.normalisation is not None or r.problem.startswith("mo-")}
@@ -342,7 +342,7 @@ def _two(st: MOSetting) -> bool:
     return bool(st.normalisation) and len(st.normalisation["ideal"]) == 2
 
 
-def _convergence(ax, st: MOSetting, colors, ours: set[str], handles: dict) -> None:  # noqa: ANN001
+def _convergence(ax, st: MOSetting, colors, ours: set[str], handles: dict) -> None:
     for s in st.samplers:
         curves = [c for c in st.curves[s] if len(c)]
         if not curves:
@@ -366,7 +366,7 @@ def _convergence(ax, st: MOSetting, colors, ours: set[str], handles: dict) -> No
     ax.grid(True, alpha=0.3)
 
 
-def _front(ax, st: MOSetting, colors, ours: set[str], handles: dict) -> None:  # noqa: ANN001
+def _front(ax, st: MOSetting, colors, ours: set[str], handles: dict) -> None:
     reference = (st.normalisation or {}).get("reference", 1.1)
     for s in st.samplers:
         run = median_seed_run(st.runs[s], st.curves[s])
