@@ -10,8 +10,16 @@ Runs every (problem, sampler, seed, workers) combination with ``runner.run``, se
   same folder (after an interruption, or with more seeds or samplers) reuses the runs it holds for
   the same code and runs only the others (delete the file to run everything again);
 - ``results.md``: median and IQR of the final regret, mean rank, seconds per suggestion; with
-  ``--pruner`` (learning-curve problems), also at equal total steps;
-- ``convergence_trials_k<k>.png`` (and ``convergence_time_k<k>.png`` for k > 1 workers).
+  ``--pruner`` (learning-curve problems), also at equal total steps; for multi-objective
+  problems (``mo-*``), the normalised hypervolume instead (higher is better);
+- ``convergence_trials_k<k>.png`` (and ``convergence_time_k<k>.png`` for k > 1 workers); for
+  multi-objective problems ``convergence_hypervolume_k<k>.png`` and ``pareto_front_k<k>.png``.
+
+A multi-objective problem runs as a study with ``directions``; ``trials.csv`` keeps each trial's
+objective vectors (observed and noise-free) and feasibility. A baseline's run (Optuna's samplers,
+the peers) is reused from ``runs.jsonl`` as long as the problems and the study loop are unchanged,
+whatever happened to mixbo's samplers, so mixbo's rows can be added to a stored comparison
+without running the baselines again.
 
 A sampler that raises fails only its own run: the error is recorded and the comparison goes on.
 CMA-ES is skipped on problems with categorical parameters (it has none), and a peer whose package
@@ -25,6 +33,7 @@ Examples::
     mixbo-compare -p func2c -s cocabo tpe-cl gp --workers 4 -n 60   # simulated async workers
     mixbo-compare -p func2c -s mixbo peers -n 100 --seeds 5      # against CatCMAwM, SMAC3, Ax
     mixbo-compare -p lc-sgd-digits lc-powerlaw -s mixbo tpe gp --pruner median -n 100
+    mixbo-compare -p mo-zdt-mixed mo-constrained -s mixbo tpe gp nsga2 random -n 100
     mixbo-compare --report-only mixbo-results     # rebuild table and plots from the CSVs
 """
 
@@ -57,7 +66,7 @@ from mixbo_compare import provenance, report, runner
 from mixbo_compare.problems import PROBLEMS, get_problem, resolve
 from mixbo_compare.problems.problem import Problem
 from mixbo_compare.pruners import PRUNERS, labelled, unlabelled
-from mixbo_compare.run_cache import code_version, load_runs, record_run
+from mixbo_compare.run_cache import baseline_version, code_version, load_runs, record_run
 
 DEFAULT_PROBLEMS = ("func2c", "contamination")
 DEFAULT_SAMPLERS = ("mixbo", "cocabo", "casmopolitan", "bofm", "tpe", "random", "gp")
@@ -65,9 +74,15 @@ DEFAULT_SEEDS = 3
 DEFAULT_TRIALS = 40
 DEFAULT_OUT = "mixbo-results"
 RUNS_JSONL = "runs.jsonl"
-OPTUNA_SAMPLERS = ("random", "tpe", "gp", "cmaes")
+OPTUNA_SAMPLERS = ("random", "tpe", "gp", "cmaes", "nsga2")
 EXTRA_MODULES = ("matplotlib", "tqdm")  # the `compare` extra's modules the command needs
-_CHEAP = {"random", "tpe", "cmaes", "catcmawm"}  # started last when runs are spread over processes
+_CHEAP = {
+    "random",
+    "tpe",
+    "cmaes",
+    "catcmawm",
+    "nsga2",
+}  # started last when runs are spread over processes
 
 
 @dataclass(frozen=True)
@@ -97,12 +112,19 @@ class Outcome:
 _TASK_KEY = ("problem", "sampler", "seed", "workers", "n_trials")
 
 
-def resumable(folder: Path, code: str) -> dict[tuple, dict]:
-    """The finished ``ok`` runs of code version ``code`` in ``folder``'s ``runs.jsonl``, by task."""
+def resumable(folder: Path, code: str, baseline: str | None = None) -> dict[tuple, dict]:
+    """The finished ``ok`` runs in ``folder``'s ``runs.jsonl``, by task: mixbo's of code version
+    ``code``, the baselines' of ``baseline`` (``code`` too when it is None)."""
+    baseline = code if baseline is None else baseline
     runs = load_runs(
         folder / RUNS_JSONL, lambda r: (r.get("code"), *(r["task"][k] for k in _TASK_KEY))
     )
-    return {key[1:]: r for key, r in runs.items() if key[0] == code and r["run"]["status"] == "ok"}
+
+    def current(key: tuple, run: dict) -> bool:
+        version = code if runner.is_ours(run["task"]["sampler"]) else baseline
+        return key[0] == version and run["run"]["status"] == "ok"
+
+    return {key[1:]: r for key, r in runs.items() if current(key, r)}
 
 
 # ------------------------------------------------------------------------------------ one run
@@ -158,9 +180,21 @@ def _trial_rows(task: Task, result: runner.RunResult) -> list[dict[str, Any]]:
                 "params": json.dumps(result.params[i], default=str, sort_keys=True),
                 "error": result.errors[i] or "",
                 "steps": int(result.steps[i]) if len(result.steps) else "",
+                **_objective_columns(result, i),
             }
         )
     return rows
+
+
+def _objective_columns(result: runner.RunResult, i: int) -> dict[str, str]:
+    """A multi-objective trial's observed and noise-free vectors (JSON) and feasibility."""
+    if not result.objectives.size or not np.isfinite(result.objectives[i]).all():
+        return {"objectives": "", "true_objectives": "", "feasible": ""}
+    return {
+        "objectives": json.dumps([float(v) for v in result.objectives[i]]),
+        "true_objectives": json.dumps([float(v) for v in result.true_objectives[i]]),
+        "feasible": str(bool(result.feasible[i])),
+    }
 
 
 def _state(result: runner.RunResult, i: int) -> str:
@@ -198,11 +232,13 @@ def execute(task: Task, on_trial: Callable[[int], None] | None = None) -> Outcom
                 elapsed_seconds=f"{time.perf_counter() - start:.3f}",
             ),
         )
-    optimum = problem.optimum
+    optimum = getattr(problem, "optimum", None)
+    normalisation = getattr(problem, "normalisation", None)
     row = _run_row(
         task,
         "ok",
         optimum="" if optimum is None else repr(float(optimum)),
+        normalisation="" if normalisation is None else json.dumps(normalisation()),
         seconds_per_suggestion=f"{result.seconds_per_suggestion:.6f}",
         elapsed_seconds=f"{time.perf_counter() - start:.3f}",
     )
@@ -542,9 +578,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list:
         print("problems:", " ".join(PROBLEMS))
         print(
-            "  and by name: bbob-mixint-fF-dD (any function F and dimension D), NAME@N "
-            "(instance N of pest, contamination or a bbob-mixint function), NAME~K (its "
-            "categories relabelled by seed K)"
+            "  and by name: bbob-mixint-fF-dD (any function F and dimension D), "
+            "mo-bbob-biobj-mixint-fF-dD (bi-objective), NAME@N (instance N of pest, "
+            "contamination or a bbob(-biobj)-mixint function), NAME~K (its categories "
+            "relabelled by seed K); mo-* problems are multi-objective"
         )
         print(
             "samplers:",
@@ -624,11 +661,14 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
     workers = list(dict.fromkeys(args.workers))
     problems = [labelled(p, args.pruner) for p in args.problems]
     tasks, known = plan(problems, samplers, seeds, workers, args.trials)
-    code = code_version()
-    done = resumable(out, code)
+    code, baseline = code_version(), baseline_version()
+    done = resumable(out, code, baseline)
     reused = [t for t in tasks if tuple(getattr(t, k) for k in _TASK_KEY) in done]
     if reused:
-        print(f"reusing {len(reused)} finished runs of this code ({code}) from {out / RUNS_JSONL}")
+        print(
+            f"reusing {len(reused)} finished runs of this code ({code}; baselines {baseline}) "
+            f"from {out / RUNS_JSONL}"
+        )
         tasks = [t for t in tasks if t not in reused]
         for t in reused:
             r = done[tuple(getattr(t, k) for k in _TASK_KEY)]
@@ -642,7 +682,8 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
     def sink(outcome: Outcome) -> None:
         csvs(outcome)
         if outcome.run_row["status"] == "ok":
-            record_run(out / RUNS_JSONL, outcome.record(code))
+            ours = runner.is_ours(outcome.task.sampler)
+            record_run(out / RUNS_JSONL, outcome.record(code if ours else baseline))
 
     provenance.write(out, provenance.collect(command, jobs))
     try:

@@ -27,7 +27,7 @@ def page(folder: Path) -> str:
     runs = report.load(folder)
     text = report.table(runs, stamp=stamp)
     # the plots of a page live in the folder of its name
-    return re.sub(r"`(convergence_\w+\.png)`", rf"[\1]({folder.name}/\1)", text)
+    return re.sub(r"`((?:convergence|pareto_front)_\w+\.png)`", rf"[\1]({folder.name}/\1)", text)
 
 
 def rebuild(docs: Path) -> list[Path]:

@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from mixbo_compare.run_cache import code_version
+from mixbo_compare.run_cache import baseline_version, code_version
 
 PROVENANCE_JSON = "provenance.json"
 LIBRARIES = ("optuna", "torch", "gpytorch", "botorch", "numpy", "scipy")
@@ -64,6 +64,7 @@ def collect(command: str, jobs: int) -> dict[str, Any]:
         "command": command,
         "commit": git_commit(Path(__file__).resolve().parents[1]),
         "code": code_version(),
+        "baseline_code": baseline_version(),
         "versions": versions,
         "cpu": cpu_name(),
         "cores": os.cpu_count() or 1,
@@ -85,12 +86,18 @@ def read(folder: str | os.PathLike) -> dict[str, Any] | None:
 def stamp(provenance: dict[str, Any]) -> list[str]:
     """Markdown lines that say where a table's runs came from."""
     versions = ", ".join(f"{k} {v}" for k, v in provenance["versions"].items())
+    baselines = (
+        f" Baselines' runs under `{provenance['baseline_code']}` (the problems' and the study "
+        "loop's source only, so that they are reused when only mixbo's samplers change)."
+        if "baseline_code" in provenance
+        else ""
+    )
     return [
         f"Command: `{provenance['command']}`",
         "",
         f"- Code: mixbo at commit `{provenance['commit']}`; runs cached under source hash "
         f"`{provenance['code']}` (a hash of mixbo's source files and the library versions, not a "
-        "commit: a later run of the same code reuses them).",
+        "commit: a later run of the same code reuses them)." + baselines,
         f"- Libraries: {versions}.",
         f"- Machine: {provenance['cpu']}, {provenance['cores']} cores; {provenance['jobs']} "
         "process(es) at once, each on one torch and one BLAS thread; run on "

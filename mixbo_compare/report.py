@@ -14,20 +14,34 @@ Definitions (also written into the table's header):
 - **final regret**: the regret after the last trial; the table gives its median and interquartile
   range over seeds, and the **mean rank** of each sampler among the samplers run on the same
   problem, seed and number of workers (1 = lowest final regret, ties share the average rank).
+
+Multi-objective problems are reported by :mod:`mixbo_compare.report_mo` (normalised
+hypervolume, higher is better), in a section of their own after these.
 """
 
 from __future__ import annotations
 
-import csv
 import math
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from mixbo_compare import provenance
+from mixbo_compare import provenance, report_mo
+from mixbo_compare.run_data import (  # noqa: F401  (re-exported: the report's data)
+    RUN_COLUMNS,
+    RUNS_CSV,
+    TRIAL_COLUMNS,
+    TRIALS_CSV,
+    RunData,
+    load,
+)
+from mixbo_compare.stats import fmt as _g
+from mixbo_compare.stats import mean as _mean
+from mixbo_compare.stats import median_iqr, ranks  # noqa: F401  (re-exported)
+from mixbo_compare.stats import ordered as _ordered
 
 # what each name of ``mixbo-compare -s`` runs (mixbo's samplers and Optuna's)
 SAMPLER_CLASSES = {
@@ -41,114 +55,14 @@ SAMPLER_CLASSES = {
     "gp": "GPSampler",
     "random": "RandomSampler",
     "cmaes": "CmaEsSampler",
+    "nsga2": "NSGAIISampler",
 }
-RUNS_CSV = "runs.csv"
-TRIALS_CSV = "trials.csv"
 TABLE_MD = "results.md"
-
-RUN_COLUMNS = (
-    "problem",
-    "sampler",
-    "seed",
-    "workers",
-    "status",
-    "error",
-    "optimum",
-    "n_trials",
-    "seconds_per_suggestion",
-    "elapsed_seconds",
-    "mixbo",
-)
-TRIAL_COLUMNS = (
-    "problem",
-    "sampler",
-    "seed",
-    "workers",
-    "trial",
-    "finished",
-    "state",
-    "value",
-    "true_value",
-    "best_true_value",
-    "start_time",
-    "end_time",
-    "suggest_seconds",
-    "params",
-    "error",
-    "steps",
-)
 
 # A value at most this far (relative) below the stated optimum counts as reaching it.
 OPTIMUM_TOLERANCE = 1e-6
 # A panel uses a log axis when its regrets span more than this ratio.
 LOG_SPAN = 100.0
-
-
-# ------------------------------------------------------------------------------------ the data
-@dataclass
-class RunData:
-    """One run as read back from the CSV files; trial arrays are in order of completion."""
-
-    problem: str
-    sampler: str
-    seed: int
-    workers: int
-    status: str  # "ok", "failed" or "skipped"
-    error: str = ""
-    optimum: float | None = None
-    n_trials: int = 0
-    seconds_per_suggestion: float = math.nan
-    elapsed_seconds: float = math.nan
-    mixbo: bool = False
-    true_values: np.ndarray = field(default_factory=lambda: np.empty(0))
-    end_times: np.ndarray = field(default_factory=lambda: np.empty(0))
-    steps: np.ndarray = field(default_factory=lambda: np.empty(0))  # learning-curve problems
-
-
-def _float(text: str) -> float:
-    return float(text) if text not in ("", None) else math.nan
-
-
-def load(folder: str | Path) -> list[RunData]:
-    """Read ``runs.csv`` and ``trials.csv`` of a results folder."""
-    folder = Path(folder)
-    runs: dict[tuple[str, str, int, int], RunData] = {}
-    with open(folder / RUNS_CSV, newline="") as f:
-        for row in csv.DictReader(f):
-            key = (row["problem"], row["sampler"], int(row["seed"]), int(row["workers"]))
-            optimum = _float(row["optimum"])
-            runs[key] = RunData(
-                problem=key[0],
-                sampler=key[1],
-                seed=key[2],
-                workers=key[3],
-                status=row["status"],
-                error=row["error"],
-                optimum=None if math.isnan(optimum) else optimum,
-                n_trials=int(row["n_trials"] or 0),
-                seconds_per_suggestion=_float(row["seconds_per_suggestion"]),
-                elapsed_seconds=_float(row["elapsed_seconds"]),
-                mixbo=row["mixbo"] == "True",
-            )
-    trials: dict[tuple[str, str, int, int], list[tuple[int, float, float, float]]] = {}
-    with open(folder / TRIALS_CSV, newline="") as f:
-        for row in csv.DictReader(f):
-            key = (row["problem"], row["sampler"], int(row["seed"]), int(row["workers"]))
-            trials.setdefault(key, []).append(
-                (
-                    int(row["finished"]),
-                    _float(row["true_value"]),
-                    _float(row["end_time"]),
-                    _float(row.get("steps", "")),
-                )
-            )
-    for key, rows in trials.items():
-        if key in runs:
-            rows.sort()
-            runs[key].true_values = np.array([r[1] for r in rows])
-            runs[key].end_times = np.array([r[2] for r in rows])
-            runs[key].steps = np.array([r[3] for r in rows])
-    return list(runs.values())
 
 
 # ------------------------------------------------------------------------------------ the maths
@@ -178,38 +92,6 @@ def reference(optimum: float | None, best_seen: float) -> tuple[float, str]:
 def regret_curve(true_values: np.ndarray, ref: float) -> np.ndarray:
     """Regret after each completed trial (never below 0; NaN before the first success)."""
     return np.maximum(best_so_far(true_values) - ref, 0.0)
-
-
-def median_iqr(x: Iterable[float]) -> tuple[float, float, float]:
-    """Median, first and third quartile of the finite entries (NaNs when there are none)."""
-    a = np.asarray([v for v in x if math.isfinite(v)], dtype=float)
-    if not len(a):
-        return math.nan, math.nan, math.nan
-    q1, med, q3 = np.percentile(a, [25, 50, 75])
-    return float(med), float(q1), float(q3)
-
-
-def ranks(finals: dict[str, dict[int, float]]) -> dict[str, list[float]]:
-    """Per seed, the rank of each sampler's final regret among the samplers with a value there.
-
-    ``finals[sampler][seed]`` is a final regret (NaN or missing: the sampler has no rank on that
-    seed). Ties share the average rank; rank 1 is the lowest regret.
-    """
-    from scipy.stats import rankdata
-
-    out: dict[str, list[float]] = {s: [] for s in finals}
-    seeds = sorted({seed for by_seed in finals.values() for seed in by_seed})
-    for seed in seeds:
-        present = [
-            (s, by_seed[seed])
-            for s, by_seed in finals.items()
-            if seed in by_seed and math.isfinite(by_seed[seed])
-        ]
-        if not present:
-            continue
-        for (s, _), r in zip(present, rankdata([v for _, v in present]), strict=True):
-            out[s].append(float(r))
-    return out
 
 
 def on_time_grid(end_times: np.ndarray, regrets: np.ndarray, grid: np.ndarray) -> np.ndarray:
@@ -245,10 +127,6 @@ class Setting:
             for s in self.samplers
             if self.runs[s]
         }
-
-
-def _ordered(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(items))
 
 
 def group(runs: Sequence[RunData]) -> list[Setting]:
@@ -291,14 +169,6 @@ def group(runs: Sequence[RunData]) -> list[Setting]:
 
 
 # ------------------------------------------------------------------------------------ the table
-def _g(x: float, digits: int = 3) -> str:
-    if not math.isfinite(x):
-        return "–"
-    if x == 0:
-        return "0"
-    return f"{x:.{digits}g}"
-
-
 def _cell(curves: list[np.ndarray]) -> tuple[float, str]:
     med, q1, q3 = median_iqr(c[-1] if len(c) else math.nan for c in curves)
     if not math.isfinite(med):
@@ -306,22 +176,30 @@ def _cell(curves: list[np.ndarray]) -> tuple[float, str]:
     return med, f"{_g(med)} [{_g(q1)}, {_g(q3)}]"
 
 
-def _mean(xs: Iterable[float]) -> float:
-    a = [x for x in xs if math.isfinite(x)]
-    return float(np.mean(a)) if a else math.nan
-
-
 def table(runs: Sequence[RunData], stamp: dict | None = None, note: str = "") -> str:
     """The markdown report: where the runs came from (``stamp``, a folder's provenance), a
-    summary per number of workers, then one table per problem."""
-    settings = group(runs)
+    summary per number of workers, then one table per problem; multi-objective problems
+    (:mod:`mixbo_compare.report_mo`) in a section of their own."""
+    multi = report_mo.multi_objective_problems(runs)
+    single = [r for r in runs if r.problem not in multi]
     lines = ["# mixbo-compare results", ""]
     if stamp:
         lines += provenance.stamp(stamp)
     if note:
         lines += [note, ""]
-    if not settings:
+    if not single and not multi:
         return "\n".join([*lines, "No runs.", ""])
+    if single:
+        lines += _single_objective(single)
+    if multi:
+        lines += report_mo.section([r for r in runs if r.problem in multi], SAMPLER_CLASSES)
+    return "\n".join(lines)
+
+
+def _single_objective(runs: Sequence[RunData]) -> list[str]:
+    """The report's lines for single-objective runs (regret, lower is better)."""
+    settings = group(runs)
+    lines: list[str] = []
     problems = _ordered(s.problem for s in settings)
     samplers = _ordered(r.sampler for r in runs)
     seeds = sorted({r.seed for r in runs})
@@ -358,7 +236,7 @@ def table(runs: Sequence[RunData], stamp: dict | None = None, note: str = "") ->
     lines += ["## Per problem", ""]
     for s in settings:
         lines += _per_problem(s)
-    return "\n".join(lines)
+    return lines
 
 
 def equal_steps_section(settings: list[Setting]) -> list[str]:
@@ -529,14 +407,17 @@ def _colors(samplers: list[str]) -> dict[str, tuple[float, ...]]:
 
 
 def plot(runs: Sequence[RunData], folder: str | Path, dpi: int = 110) -> list[Path]:
-    """Write the convergence PNGs (per number of workers: against trials; k > 1: against time)."""
+    """Write the convergence PNGs (per number of workers: against trials; k > 1: against time);
+    for multi-objective problems, :func:`mixbo_compare.report_mo.plot`'s."""
     from matplotlib.figure import Figure  # no pyplot: no global state, no display needed
 
+    multi = report_mo.multi_objective_problems(runs)
+    written = report_mo.plot([r for r in runs if r.problem in multi], folder, dpi)
+    runs = [r for r in runs if r.problem not in multi]
     settings = group(runs)
     samplers = _ordered(r.sampler for r in runs)
     ours = {r.sampler for r in runs if r.mixbo}
     colors = _colors(samplers)
-    written = []
     for workers in sorted({s.workers for s in settings}):
         these = [s for s in settings if s.workers == workers]
         axes_kinds = ["trials"] + (["time"] if workers > 1 else [])

@@ -1,9 +1,12 @@
 """A JSON-lines file of finished benchmark runs, so long runs resume and reports combine.
 
 ``mixbo-compare`` keeps ``runs.jsonl`` in its output folder: a run recorded there under the same
-:func:`code_version` is not run again. The version covers what decides a run's outcome (mixbo's
-source and the versions of the libraries the samplers run on), so a resumed table never mixes
-runs of different code.
+version is not run again. The version covers what decides a run's outcome, so a resumed table
+never mixes runs of different code: for mixbo's samplers, :func:`code_version` (mixbo's source
+and the versions of the libraries the samplers run on); for the baselines (Optuna's samplers and
+the peers), :func:`baseline_version`, which leaves out mixbo's samplers (``common``,
+``optuna_plugins``) and the reporting modules, so that stored baseline runs stay valid when
+mixbo changes and only mixbo's rows are run again.
 """
 
 from __future__ import annotations
@@ -16,6 +19,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 _PACKAGES = ("common", "optuna_plugins", "mixbo_compare")
+# what decides a baseline run: the problems, the study loop and the search space's conversion
+_BASELINE_SOURCES = (
+    "mixbo_compare/problems",
+    "mixbo_compare/peers",
+    "mixbo_compare/runner.py",
+    "mixbo_compare/multi_objective.py",
+    "mixbo_compare/run_result.py",
+    "mixbo_compare/simulated_workers.py",
+    "mixbo_compare/pruners.py",
+    "common/space/mixed_space.py",
+)
 _LIBRARIES = ("optuna", "torch", "gpytorch", "botorch", "numpy", "scipy", "cmaes", "smac")
 
 
@@ -44,12 +58,23 @@ def record_run(path: str | os.PathLike | None, run: dict) -> None:
 def code_version() -> str:
     """A short hash of mixbo's source files and the installed versions of the libraries its
     samplers and the baselines run on."""
+    return _version(_PACKAGES)
+
+
+def baseline_version() -> str:
+    """A short hash of the source files that decide a baseline's run (problems, study loop; not
+    mixbo's samplers) and the same library versions."""
+    return _version(_BASELINE_SOURCES)
+
+
+def _version(sources: tuple[str, ...]) -> str:
     digest = hashlib.sha256()
     root = Path(__file__).resolve().parents[1]
-    for package in _PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
-            digest.update(str(path.relative_to(root)).encode())
-            digest.update(path.read_bytes())
+    for source in sources:
+        path = root / source
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            digest.update(str(file.relative_to(root)).encode())
+            digest.update(file.read_bytes())
     for library in _LIBRARIES:
         try:
             version = importlib.metadata.version(library)

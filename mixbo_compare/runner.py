@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -32,9 +31,11 @@ from optuna.distributions import (
 
 from common.space.mixed_space import Categorical, Float, MixedSpace
 from common.space.pruned import IMPUTATIONS, check_imputation
+from mixbo_compare.multi_objective import run_study
 from mixbo_compare.peers import PEERS, UNAVAILABLE, missing
-from mixbo_compare.problems.problem import Problem
+from mixbo_compare.problems.problem import MultiObjectiveProblem, Problem
 from mixbo_compare.pruners import make_pruner, run_curve
+from mixbo_compare.run_result import RunResult
 from mixbo_compare.simulated_workers import half_normal_runtimes, simulate
 from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 from optuna_plugins._base import MixedBOSampler
@@ -64,6 +65,8 @@ SAMPLERS: dict[str, SamplerFactory] = {
     "tpe-group": lambda seed: optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True),
     "gp": lambda seed: optuna.samplers.GPSampler(seed=seed),
     "cmaes": lambda seed: optuna.samplers.CmaEsSampler(seed=seed),  # int + float spaces only
+    # the usual multi-objective baseline (genetic; also runs single-objective studies)
+    "nsga2": lambda seed: optuna.samplers.NSGAIISampler(seed=seed),
 }
 
 
@@ -139,34 +142,11 @@ def suggest_param(trial: optuna.trial.Trial, name: str, dist: BaseDistribution) 
     return trial.suggest_float(name, dist.low, dist.high, step=dist.step, log=dist.log)
 
 
-@dataclass
-class RunResult:
-    """Every trial of one run, indexed by trial number (ask order).
-
-    ``values`` are the observed (possibly noisy) values, NaN where the evaluation failed;
-    ``true_values`` the noise-free ones where the problem has a ``mean`` (noisy tabular
-    benchmarks), else the observed ones, and +inf for an infeasible trial of a constrained
-    problem. ``start_times``/``end_times`` are simulated
-    (trials last a half-normal time of mean 1 on ``workers`` workers); ``finish_order`` lists the
-    trial numbers in the order they finished (trial order when ``workers == 1``).
-    """
-
-    values: np.ndarray  # objective value of each trial, in order (minimised)
-    seconds_per_suggestion: float
-    true_values: np.ndarray = field(default_factory=lambda: np.empty(0))
-    start_times: np.ndarray = field(default_factory=lambda: np.empty(0))
-    end_times: np.ndarray = field(default_factory=lambda: np.empty(0))
-    finish_order: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=int))
-    suggest_seconds: np.ndarray = field(default_factory=lambda: np.empty(0))
-    params: list[dict[str, Any]] = field(default_factory=list)
-    errors: list[str | None] = field(default_factory=list)
-    workers: int = 1
-    steps: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=int))  # steps each ran
-    pruned: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=bool))
+__all__ = ["RunResult", "SAMPLERS", "run"]
 
 
 def run(
-    problem: Problem,
+    problem: Problem | MultiObjectiveProblem,
     sampler: str | SamplerFactory,
     seed: int,
     n_trials: int,
@@ -188,6 +168,10 @@ def run(
     A learning-curve problem (:mod:`mixbo_compare.problems.learning_curves`) reports each
     step's value and stops when ``pruner`` (:data:`mixbo_compare.pruners.PRUNERS`) prunes the trial:
     a PRUNED trial has no value (NaN); ``steps`` records the steps each trial consumed.
+
+    A multi-objective problem runs a study with its ``directions``
+    (:func:`mixbo_compare.multi_objective.run_study`; no pruner): the result's ``objectives``,
+    ``true_objectives`` and ``feasible`` hold each trial's vectors.
     """
     from optuna.trial import TrialState
 
@@ -198,6 +182,10 @@ def run(
         chosen = PEERS[sampler].build(seed, dists, n_trials)
     else:
         chosen = (SAMPLERS[sampler] if isinstance(sampler, str) else sampler)(seed)
+    if isinstance(problem, MultiObjectiveProblem):
+        if pruner != "none":
+            raise ValueError("multi-objective problems are run without a pruner.")
+        return run_study(problem, chosen, dists, seed, n_trials, workers=workers, on_trial=on_trial)
     problem.reseed(seed)
     curve = getattr(problem, "curve", None)
     study = optuna.create_study(  # HyperbandPruner picks brackets by hashing the study's name

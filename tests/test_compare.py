@@ -507,8 +507,8 @@ def test_an_interrupted_comparison_resumes_with_the_runs_it_finished(
 
     assert values(fresh) == values(out)  # the same trials, resumed or not
 
-    calls.clear()  # another code version runs everything again
-    monkeypatch.setattr(cli, "code_version", lambda: "other")
+    calls.clear()  # baselines of another version run again (mixbo's: tests/test_multi_objective)
+    monkeypatch.setattr(cli, "baseline_version", lambda: "other")
     assert cli.main(argv) == 0
     assert len(calls) == 4
 

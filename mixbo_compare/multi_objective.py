@@ -1,0 +1,105 @@
+"""One study of a multi-objective problem: ``optuna.create_study(directions=[...])``, every
+trial's objective vector and feasibility recorded.
+
+The counterpart of :func:`mixbo_compare.runner.run` for a
+:class:`~mixbo_compare.problems.problem.MultiObjectiveProblem`, with the same simulated workers,
+failure handling and seeding; the hypervolume is computed from what it records, in the report.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import optuna
+from optuna.distributions import BaseDistribution
+from optuna.trial import TrialState
+
+from mixbo_compare.problems.problem import MultiObjectiveProblem
+from mixbo_compare.run_result import RunResult
+from mixbo_compare.simulated_workers import half_normal_runtimes, simulate
+
+
+def run_study(
+    problem: MultiObjectiveProblem,
+    sampler: optuna.samplers.BaseSampler,
+    dists: dict[str, BaseDistribution],
+    seed: int,
+    n_trials: int,
+    *,
+    workers: int = 1,
+    on_trial: Callable[[int], None] | None = None,
+) -> RunResult:
+    """Run ``n_trials`` trials of ``problem`` with ``sampler`` on ``workers`` simulated workers.
+
+    An objective that raises or returns a non-finite value gives a FAILed trial (a row of NaN);
+    an exception from the sampler propagates (the command records the run as failed). A
+    constrained problem's values are set with ``trial.set_constraint`` before the tell, as
+    Optuna's samplers read them.
+    """
+    problem.reseed(seed)
+    study = optuna.create_study(
+        sampler=sampler, directions=problem.directions, study_name=f"mixbo-compare-seed-{seed}"
+    )
+    m = problem.n_objectives
+    observed = np.full((n_trials, m), np.nan)
+    true = np.full((n_trials, m), np.nan)
+    feasible = np.zeros(n_trials, dtype=bool)
+    suggest = np.zeros(n_trials)
+    params: list[dict[str, Any]] = [{} for _ in range(n_trials)]
+    errors: list[str | None] = [None] * n_trials
+    finished: list[int] = []
+
+    def ask(i: int) -> tuple[int, optuna.trial.Trial]:
+        begin = time.perf_counter()
+        trial = study.ask(dists)
+        suggest[i] = time.perf_counter() - begin
+        params[i] = dict(trial.params)
+        return i, trial
+
+    def tell(handle: tuple[int, optuna.trial.Trial]) -> None:
+        i, trial = handle
+        try:
+            values = problem(params[i])
+            if len(values) != m or not all(math.isfinite(v) for v in values):
+                raise ValueError(f"objective returned {values}")
+            noise_free = problem.noise_free(params[i]) if problem.mean is not None else values
+            ok = True
+            if problem.constraints is not None:
+                constraints = [float(c) for c in problem.constraints(params[i])]
+                for k, c in enumerate(constraints):
+                    trial.set_constraint(f"c{k}", c)
+                ok = all(c <= 0 for c in constraints)
+        except Exception as exc:  # a failed evaluation is a FAILed trial, not a failed run
+            errors[i] = f"{type(exc).__name__}: {exc}"
+            study.tell(trial, state=TrialState.FAIL)
+        else:
+            observed[i], true[i], feasible[i] = values, noise_free, ok
+            study.tell(trial, values)
+        finished.append(i)
+        if on_trial is not None:
+            on_trial(len(finished))
+
+    events = simulate(ask, tell, n_trials, workers, half_normal_runtimes(seed))
+    start_times = np.full(n_trials, np.nan)
+    end_times = np.full(n_trials, np.nan)
+    for event in events:
+        (start_times if event.kind == "start" else end_times)[event.trial] = event.time
+    return RunResult(
+        values=np.full(n_trials, np.nan),
+        seconds_per_suggestion=float(suggest.mean()) if n_trials else 0.0,
+        true_values=np.full(n_trials, np.nan),
+        start_times=start_times,
+        end_times=end_times,
+        finish_order=np.asarray(finished, dtype=int),
+        suggest_seconds=suggest,
+        params=params,
+        errors=errors,
+        workers=workers,
+        objectives=observed,
+        true_objectives=true,
+        feasible=feasible,
+    )

@@ -1,0 +1,136 @@
+"""COCO ``bbob-biobj-mixint`` problems (two objectives; integer + continuous variables).
+
+Source: the COCO platform's bi-objective mixed-integer suite, PyPI ``coco-experiment`` (import
+``cocoex``). Each function combines two bbob-mixint functions; the layout of the variables is
+bbob-mixint's (:mod:`mixbo_compare.problems.bbob_mixint`: the first 4d/5 are integers with
+ranges [0, 1], [0, 3], [0, 7], [0, 15], the last d/5 continuous), with COCO's bounds for this
+suite, [-100, 100] for the continuous ones. Parameters are named ``x0 .. x{d-1}``; as there, the
+objective clips each coordinate to its bounds and rounds integers half up before calling COCO.
+
+Normalisation. The ideal point is COCO's: each objective's optimum, from COCO's
+``_best_parameter("print")`` (a file written in a temporary directory), evaluated. COCO's nadir
+point (``largest_fvalues_of_interest``, the objectives at the other objective's optimum) bounds
+only the front, and a 100-trial run rarely gets inside it, which would give almost every run a
+hypervolume of 0 (with COCO's nadir, random search, TPE and NSGA-II reached 0 in most of the
+seeds tried at 100 trials); so the nadir here is, per objective, the worse of COCO's nadir and
+the 10 % quantile over a fixed sample of 10 000 uniformly random configurations
+(``numpy.random.default_rng(0)``, integers uniform over their values), computed when the problem
+is built: about what a random search of a few tens of trials reaches in each objective alone.
+The true front's hypervolume is not known here.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from common.space.mixed_space import Float, Integer, MixedSpace, Parameter
+from mixbo_compare.problems.bbob_mixint import _CWD_LOCK, _import_cocoex
+from mixbo_compare.problems.problem import MultiObjectiveProblem
+
+_SUITE = "bbob-biobj-mixint"
+_BEST_FILE = "._bbob_biobj_problem_best_parameter.txt"
+RANDOM_SAMPLE = 10_000
+RANDOM_QUANTILE = 0.1
+
+
+class BiobjMixintObjective:
+    """Callable ``config -> (f1, f2)`` for one bbob-biobj-mixint problem; picklable (COCO is
+    rebuilt on unpickling)."""
+
+    def __init__(self, function: int, dimension: int, instance: int):
+        self.function = function
+        self.dimension = dimension
+        self.instance = instance
+        self._connect()
+
+    def _connect(self) -> None:
+        cocoex = _import_cocoex()
+        self._suite = cocoex.Suite(
+            _SUITE,
+            "",
+            f"function_indices:{self.function} dimensions:{self.dimension} "
+            f"instance_indices:{self.instance}",
+        )
+        self._problem = self._suite.get_problem_by_function_dimension_instance(
+            self.function, self.dimension, self.instance
+        )
+        self.lower = np.asarray(self._problem.lower_bounds, dtype=float)
+        self.upper = np.asarray(self._problem.upper_bounds, dtype=float)
+        self.n_int = int(self._problem.number_of_integer_variables)
+        self.names = tuple(f"x{i}" for i in range(self.dimension))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"function": self.function, "dimension": self.dimension, "instance": self.instance}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._connect()
+
+    def to_vector(self, config: Mapping[str, Any]) -> np.ndarray:
+        """The point COCO sees: clipped to the box, integer coordinates rounded half up."""
+        x = np.array([float(config[name]) for name in self.names])
+        x[: self.n_int] = np.floor(x[: self.n_int] + 0.5)
+        return np.clip(x, self.lower, self.upper)
+
+    def __call__(self, config: Mapping[str, Any]) -> list[float]:
+        return [float(v) for v in self._problem(self.to_vector(config))]
+
+    def extremes(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(ideal, nadir)``: each objective's optimum, and the objectives at the other's."""
+        with _CWD_LOCK, tempfile.TemporaryDirectory(prefix="mixbo-biobj-") as tmp:
+            cwd = os.getcwd()
+            os.chdir(tmp)
+            try:
+                self._problem._best_parameter("print")
+                optima = np.atleast_2d(np.loadtxt(_BEST_FILE))
+            finally:
+                os.chdir(cwd)
+        values = np.array([self._problem(x) for x in optima])  # row i: f at objective i's optimum
+        ideal = np.diag(values).copy()
+        nadir = np.asarray(self._problem.largest_fvalues_of_interest, dtype=float)
+        return ideal, nadir
+
+    def random_quantile(self, n: int = RANDOM_SAMPLE, q: float = RANDOM_QUANTILE) -> np.ndarray:
+        """Each objective's ``q`` quantile over ``n`` uniformly random configurations (seeded)."""
+        rng = np.random.default_rng(0)
+        x = rng.uniform(self.lower, self.upper, size=(n, self.dimension))
+        x[:, : self.n_int] = rng.integers(
+            self.lower[: self.n_int].astype(int),
+            self.upper[: self.n_int].astype(int) + 1,
+            size=(n, self.n_int),
+        )
+        return np.quantile(np.array([self._problem(row) for row in x]), q, axis=0)
+
+
+def bbob_biobj_mixint(
+    function: int, dimension: int = 5, instance: int = 1
+) -> MultiObjectiveProblem:
+    """COCO bbob-biobj-mixint function ``function`` (1-92) in ``dimension`` (5, 10, ..., 160),
+    normalised by COCO's ideal and nadir points."""
+    if not 1 <= function <= 92:
+        raise ValueError(f"bbob-biobj-mixint function must be in 1..92, got {function}.")
+    if dimension not in (5, 10, 20, 40, 80, 160):
+        raise ValueError(f"bbob-biobj-mixint dimension must be 5, 10, ..., 160, got {dimension}.")
+    if not 1 <= instance <= 15:
+        raise ValueError(f"bbob-biobj-mixint instance must be in 1..15, got {instance}.")
+    objective = BiobjMixintObjective(function, dimension, instance)
+    params: list[Parameter] = []
+    for i, (lo, hi) in enumerate(zip(objective.lower, objective.upper, strict=True)):
+        if i < objective.n_int:
+            params.append(Integer(f"x{i}", int(lo), int(hi)))
+        else:
+            params.append(Float(f"x{i}", float(lo), float(hi)))
+    ideal, front_nadir = objective.extremes()
+    nadir = np.maximum(front_nadir, objective.random_quantile())
+    return MultiObjectiveProblem(
+        f"mo-bbob-biobj-mixint-f{function}-d{dimension}-i{instance}",
+        MixedSpace(params),
+        objective,
+        ideal=tuple(float(v) for v in ideal),
+        nadir=tuple(float(v) for v in nadir),
+    )
