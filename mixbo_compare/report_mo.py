@@ -138,7 +138,8 @@ def wins(
         if all(math.isfinite(meds.get(s, math.nan)) for s in (ours, *rivals, single))
     ]
     if not counted:
-        return f"{ours}: no problem where it, {rivals_named} and {name(single)} all have results."
+        everyone = ", ".join(map(name, dict.fromkeys((ours, *rivals, single))))
+        return f"{ours} against {rivals_named}: no problem has results from each of {everyone}."
     both = sum(at_least(medians[p][ours], better(medians[p][r] for r in rivals)) for p in counted)
     alone = sum(at_least(medians[p][ours], medians[p][single]) for p in counted)
     n = len(counted)

@@ -239,7 +239,9 @@ def test_the_summary_line_counts_either_way() -> None:
     assert report_mo.wins(medians, higher_is_better=False).startswith(
         "mixbo ≥ better of GP and TPE on 1 of 1; ≥ TPE on 1 of 1"
     )
-    assert "no problem" in report_mo.wins({"p": {"tpe": 1.0, "gp": 1.0}})
+    assert report_mo.wins({"p": {"tpe": 1.0, "gp": 1.0}}) == (
+        "mixbo against GP and TPE: no problem has results from each of mixbo, GP, TPE."
+    )
 
 
 def test_a_failed_sampler_and_the_plots_in_a_comparison(tmp_path: Path) -> None:
