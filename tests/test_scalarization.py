@@ -10,6 +10,7 @@ import pytest
 from common.acquisition.scalarization import (
     RHO,
     chebyshev,
+    non_dominated,
     normalized,
     random_weights,
     scalarize,
@@ -33,15 +34,34 @@ def _history(objectives, constraints=None) -> History:
     return History(CONFIGS[: len(y)], np.zeros(len(y)), constraints=constraints, objectives=y)
 
 
-def test_normalized_maps_each_objective_onto_its_observed_range() -> None:
-    y = np.array([[1.0, 10.0], [3.0, 30.0], [2.0, 10.0]])
-    assert np.allclose(normalized(y), [[0.0, 0.0], [1.0, 1.0], [0.5, 0.0]])
+def test_normalized_maps_the_non_dominated_set_onto_the_unit_square() -> None:
+    y = np.array([[0.0, 40.0], [1.0, 10.0], [4.0, 0.0], [5.0, 50.0]])
+    # the front (rows 0-2) spans [0, 1]; the dominated row lies beyond it, not at 1
+    assert np.allclose(normalized(y), [[0.0, 1.0], [0.25, 0.25], [1.0, 0.0], [1.25, 1.25]])
+    # dominated trials, however far, do not move the front's coordinates
+    far = normalized(np.vstack([y, [[500.0, 9000.0]]]))
+    assert np.allclose(far[:3], normalized(y)[:3])
+    # a front of one point: the whole range of the reference rows
+    y1 = np.array([[1.0, 10.0], [3.0, 30.0], [2.0, 10.0]])
+    assert np.allclose(normalized(y1), [[0.0, 0.0], [1.0, 1.0], [0.5, 0.0]])
     constant = normalized(np.array([[1.0, 5.0], [2.0, 5.0]]))
     assert np.allclose(constant[:, 1], 0.0)  # a constant objective does not divide by zero
-    # the range of the reference rows only; the others may fall outside [0, 1]
-    ref = normalized(y, np.array([True, False, True]))
-    assert np.allclose(ref[:, 0], [0.0, 2.0, 1.0])
-    assert np.allclose(normalized(y, np.zeros(3, bool)), normalized(y))  # no reference: all rows
+    # the front of the reference rows only; the others may fall outside [0, 1]
+    ref = normalized(y, np.array([True, True, False, False]))
+    assert np.allclose(ref[:, 0], [0.0, 1.0, 4.0, 5.0]) and np.allclose(
+        ref[:, 1], [1.0, 0.0, -1 / 3, 4 / 3]
+    )
+    assert np.allclose(normalized(y, np.zeros(4, bool)), normalized(y))  # no reference: all rows
+
+
+def test_non_dominated_matches_the_pairwise_definition() -> None:
+    rng = np.random.default_rng(0)
+    for trial in range(50):
+        y = rng.integers(0, 4, size=(rng.integers(1, 30), 1 + trial % 3)).astype(float)
+        no_worse = np.all(y[:, None, :] <= y[None, :, :], axis=2)
+        better = np.any(y[:, None, :] < y[None, :, :], axis=2)
+        assert np.array_equal(non_dominated(y), ~np.any(no_worse & better, axis=0))
+    assert non_dominated(np.array([[1.0, 1.0], [1.0, 1.0], [2.0, 0.0]])).all()  # ties kept
 
 
 def test_weights_lie_on_the_simplex_and_follow_the_generator() -> None:

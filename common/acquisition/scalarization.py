@@ -2,8 +2,8 @@
 
 ParEGO (Knowles, "ParEGO: a hybrid algorithm with on-line landscape approximation for expensive
 multiobjective optimization problems", IEEE TEC 2006) turns each suggestion of a multi-objective
-study into a single-objective one: the objectives (all minimised) are normalised to [0, 1] by
-their observed range, a weight vector ``w`` is drawn for this suggestion, and the method models
+study into a single-objective one: the objectives (all minimised) are normalised, a weight vector
+``w`` is drawn for this suggestion, and the method models
 
     s(y) = max_i w_i y_i + rho * sum_i w_i y_i,   rho = 0.05,
 
@@ -13,8 +13,11 @@ some ``w``. Each method then runs unchanged on the scalar history (its own acqui
 regions, bandits, constraints and busy points), at one GP fit per suggestion.
 
 Departures from the paper (docs/decisions.md): the weights are drawn uniformly from the simplex
-(Dirichlet(1)) rather than from ParEGO's fixed lattice, and in a constrained study the range is
-that of the feasible trials (of all trials before the first feasible one).
+(Dirichlet(1)) rather than from ParEGO's fixed lattice; each objective is scaled so that the
+current non-dominated set spans [0, 1] (from the best value to the front's worst; ParEGO uses the
+whole observed range), so a weight's ray splits the front itself rather than a box stretched by
+dominated trials; in a constrained study the reference is the feasible trials (all trials before
+the first feasible one).
 """
 
 from __future__ import annotations
@@ -28,14 +31,34 @@ from common.space.history import History
 RHO = 0.05  # ParEGO's augmentation
 
 
+def non_dominated(y: np.ndarray) -> np.ndarray:
+    """Which rows of ``y`` (n, m; minimised) no other row dominates (equal rows all kept).
+
+    In lexicographic order a row can only be dominated by an earlier one, and then by one of the
+    earlier non-dominated rows: O(n * front) comparisons, O(n) memory."""
+    y = np.asarray(y, dtype=float)
+    keep = np.zeros(len(y), dtype=bool)
+    front = np.empty((0, y.shape[1]))
+    for i in np.lexsort(y.T[::-1]):
+        if not np.any(np.all(front <= y[i], axis=1) & np.any(front < y[i], axis=1)):
+            keep[i] = True
+            front = np.vstack([front, y[i]])
+    return keep
+
+
 def normalized(objectives: np.ndarray, reference: np.ndarray | None = None) -> np.ndarray:
-    """``objectives`` (n, m) scaled per column to [0, 1] by the range of the ``reference`` rows
-    (a boolean mask; all rows if ``None`` or none selected). A constant column becomes 0."""
+    """``objectives`` (n, m) scaled per column so that the non-dominated rows of the ``reference``
+    rows (a boolean mask; all rows if ``None`` or none selected) span [0, 1]: 0 at the best value,
+    1 at the front's worst. Dominated rows may exceed 1. A column the front does not spread (a
+    front of one point) is scaled by the reference rows' whole range; a constant one becomes 0.
+    """
     y = np.asarray(objectives, dtype=float)
     ref = y if reference is None or not np.any(reference) else y[np.asarray(reference, bool)]
     if not len(ref):
         return np.zeros_like(y)
-    lo, hi = ref.min(axis=0), ref.max(axis=0)
+    lo = ref.min(axis=0)
+    hi = ref[non_dominated(ref)].max(axis=0)
+    hi = np.where(hi > lo, hi, ref.max(axis=0))
     span = np.where(hi > lo, hi - lo, 1.0)
     return np.where(hi > lo, (y - lo) / span, 0.0)
 
@@ -53,7 +76,8 @@ def chebyshev(y: np.ndarray, weights: np.ndarray, rho: float = RHO) -> np.ndarra
 
 def scalarize(history: History, weights: np.ndarray) -> np.ndarray:
     """The scalar values of a multi-objective ``history`` under ``weights``: its objectives
-    normalised (by the feasible trials' range in a constrained study), then augmented Chebyshev."""
+    normalised to their front (the feasible trials' front in a constrained study), then augmented
+    Chebyshev."""
     reference = history.feasible if history.constrained else None
     return chebyshev(normalized(history.objectives, reference), weights)
 
