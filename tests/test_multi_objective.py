@@ -244,14 +244,26 @@ def test_the_summary_line_counts_either_way() -> None:
     )
 
 
-def test_a_failed_sampler_and_the_plots_in_a_comparison(tmp_path: Path) -> None:
+class _Refusing(optuna.samplers.RandomSampler):
+    """A sampler that refuses every study, as a single-objective one refuses several objectives."""
+
+    def sample_independent(self, *args: Any, **kwargs: Any) -> Any:
+        raise ValueError("this sampler supports single-objective studies only")
+
+
+def test_a_failed_sampler_and_the_plots_in_a_comparison(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(runner.SAMPLERS, "random", lambda seed: _Refusing(seed=seed))
     out = tmp_path / "mo"
-    argv = ["-p", "mo-constrained", "-s", "mixbo", "tpe", "nsga2", "--seeds", "2", "-n", "6"]
+    argv = ["-p", "mo-constrained", "-s", "mixbo", "random", "nsga2", "--seeds", "2", "-n", "6"]
     assert cli.main([*argv, "-j", "1", "--no-progress", "-q", "-o", str(out)]) == 0
     text = (out / "results.md").read_text()
-    assert "## Multi-objective problems" in text and "| **mixbo** | failed |" in text
+    assert "## Multi-objective problems" in text and "| random | failed |" in text
+    assert "| **mixbo** | failed |" not in text
     with open(out / "trials.csv", newline="") as f:
         rows = list(csv.DictReader(f))
+    assert {r["sampler"] for r in rows} == {"mixbo", "nsga2"}  # the failed runs have none
     assert len(rows) == 2 * 2 * 6 and all(json.loads(r["true_objectives"]) for r in rows)
     for name in ("convergence_hypervolume_k1.png", "pareto_front_k1.png"):
         assert (out / name).stat().st_size > 1000
