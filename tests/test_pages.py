@@ -38,9 +38,10 @@ def test_rebuilding_writes_every_page_and_its_plots(tmp_path: Path) -> None:
 
 
 def _quoted_tables(text: str) -> list[tuple[str, list[str]]]:
-    """Each README table under a ``<!-- quoted from docs/results/NAME.md -->`` line."""
+    """The lines (a table's rows, a summary) under each ``<!-- quoted from
+    docs/results/NAME.md -->`` line, up to the next blank line."""
     found = []
-    for match in re.finditer(r"<!-- quoted from docs/results/(\S+)\.md -->\n((?:\|.*\n)+)", text):
+    for match in re.finditer(r"<!-- quoted from docs/results/(\S+)\.md -->\n((?:.+\n)+)", text):
         found.append((match.group(1), match.group(2).splitlines()))
     return found
 
