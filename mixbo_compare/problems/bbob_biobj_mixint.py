@@ -21,75 +21,31 @@ The true front's hypervolume is not known here.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from common.space.mixed_space import Float, Integer, MixedSpace, Parameter
-from mixbo_compare.problems.bbob_mixint import _CWD_LOCK, _import_cocoex
+from mixbo_compare.problems.bbob_mixint import CocoObjective, best_parameters
 from mixbo_compare.problems.problem import MultiObjectiveProblem
 
-_SUITE = "bbob-biobj-mixint"
 _BEST_FILE = "._bbob_biobj_problem_best_parameter.txt"
 RANDOM_SAMPLE = 10_000
 RANDOM_QUANTILE = 0.1
 
 
-class BiobjMixintObjective:
-    """Callable ``config -> (f1, f2)`` for one bbob-biobj-mixint problem; picklable (COCO is
-    rebuilt on unpickling)."""
+class BiobjMixintObjective(CocoObjective):
+    """Callable ``config -> (f1, f2)`` for one bbob-biobj-mixint problem."""
 
-    def __init__(self, function: int, dimension: int, instance: int):
-        self.function = function
-        self.dimension = dimension
-        self.instance = instance
-        self._connect()
-
-    def _connect(self) -> None:
-        cocoex = _import_cocoex()
-        self._suite = cocoex.Suite(
-            _SUITE,
-            "",
-            f"function_indices:{self.function} dimensions:{self.dimension} "
-            f"instance_indices:{self.instance}",
-        )
-        self._problem = self._suite.get_problem_by_function_dimension_instance(
-            self.function, self.dimension, self.instance
-        )
-        self.lower = np.asarray(self._problem.lower_bounds, dtype=float)
-        self.upper = np.asarray(self._problem.upper_bounds, dtype=float)
-        self.n_int = int(self._problem.number_of_integer_variables)
-        self.names = tuple(f"x{i}" for i in range(self.dimension))
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"function": self.function, "dimension": self.dimension, "instance": self.instance}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._connect()
-
-    def to_vector(self, config: Mapping[str, Any]) -> np.ndarray:
-        """The point COCO sees: clipped to the box, integer coordinates rounded half up."""
-        x = np.array([float(config[name]) for name in self.names])
-        x[: self.n_int] = np.floor(x[: self.n_int] + 0.5)
-        return np.clip(x, self.lower, self.upper)
+    SUITE = "bbob-biobj-mixint"
 
     def __call__(self, config: Mapping[str, Any]) -> list[float]:
         return [float(v) for v in self._problem(self.to_vector(config))]
 
     def extremes(self) -> tuple[np.ndarray, np.ndarray]:
         """``(ideal, nadir)``: each objective's optimum, and the objectives at the other's."""
-        with _CWD_LOCK, tempfile.TemporaryDirectory(prefix="mixbo-biobj-") as tmp:
-            cwd = os.getcwd()
-            os.chdir(tmp)
-            try:
-                self._problem._best_parameter("print")
-                optima = np.atleast_2d(np.loadtxt(_BEST_FILE))
-            finally:
-                os.chdir(cwd)
+        optima = best_parameters(self._problem, _BEST_FILE)
         values = np.array([self._problem(x) for x in optima])  # row i: f at objective i's optimum
         ideal = np.diag(values).copy()
         nadir = np.asarray(self._problem.largest_fvalues_of_interest, dtype=float)

@@ -42,19 +42,24 @@ def _import_cocoex() -> Any:
     return cocoex
 
 
-def _coco_problem(function: int, dimension: int, instance: int) -> tuple[Any, Any]:
-    """The COCO suite (kept alive alongside) and its problem for the triple."""
-    cocoex = _import_cocoex()
-    suite = cocoex.Suite(
-        "bbob-mixint",
-        "",
-        f"function_indices:{function} dimensions:{dimension} instance_indices:{instance}",
-    )
-    return suite, suite.get_problem_by_function_dimension_instance(function, dimension, instance)
+def best_parameters(problem: Any, best_file: str) -> np.ndarray:
+    """The optimum or optima COCO's ``_best_parameter("print")`` writes for ``problem`` (into
+    ``best_file`` of the current directory, so the call runs in a temporary one), one per row."""
+    with _CWD_LOCK, tempfile.TemporaryDirectory(prefix="mixbo-coco-") as tmp:
+        cwd = os.getcwd()
+        os.chdir(tmp)
+        try:
+            problem._best_parameter("print")
+            return np.atleast_2d(np.loadtxt(best_file))
+        finally:
+            os.chdir(cwd)
 
 
-class BBOBMixintObjective:
-    """Callable ``config -> f(x)`` for one bbob-mixint problem; picklable (COCO is rebuilt)."""
+class CocoObjective:
+    """One problem of a COCO mixed-integer suite (``SUITE``) as a callable on configurations
+    ``x0 .. x{d-1}``; picklable (COCO is rebuilt on unpickling)."""
+
+    SUITE = "bbob-mixint"
 
     def __init__(self, function: int, dimension: int, instance: int):
         self.function = function
@@ -63,7 +68,16 @@ class BBOBMixintObjective:
         self._connect()
 
     def _connect(self) -> None:
-        self._suite, self._problem = _coco_problem(self.function, self.dimension, self.instance)
+        cocoex = _import_cocoex()
+        self._suite = cocoex.Suite(  # kept alive beside its problem
+            self.SUITE,
+            "",
+            f"function_indices:{self.function} dimensions:{self.dimension} "
+            f"instance_indices:{self.instance}",
+        )
+        self._problem = self._suite.get_problem_by_function_dimension_instance(
+            self.function, self.dimension, self.instance
+        )
         self.lower = np.asarray(self._problem.lower_bounds, dtype=float)
         self.upper = np.asarray(self._problem.upper_bounds, dtype=float)
         self.n_int = int(self._problem.number_of_integer_variables)
@@ -82,6 +96,10 @@ class BBOBMixintObjective:
         x[: self.n_int] = np.floor(x[: self.n_int] + 0.5)
         return np.clip(x, self.lower, self.upper)
 
+
+class BBOBMixintObjective(CocoObjective):
+    """Callable ``config -> f(x)`` for one bbob-mixint problem."""
+
     def __call__(self, config: Mapping[str, Any]) -> float:
         return float(self._problem(self.to_vector(config)))
 
@@ -89,14 +107,7 @@ class BBOBMixintObjective:
         """``(f_opt, x_best)`` from COCO's best parameter, cached per (function, dim, instance)."""
         key = (self.function, self.dimension, self.instance)
         if key not in _OPTIMA:
-            with _CWD_LOCK, tempfile.TemporaryDirectory(prefix="mixbo-bbob-") as tmp:
-                cwd = os.getcwd()
-                os.chdir(tmp)
-                try:
-                    self._problem._best_parameter("print")
-                    x_best = np.atleast_1d(np.loadtxt(_BEST_FILE))
-                finally:
-                    os.chdir(cwd)
+            x_best = best_parameters(self._problem, _BEST_FILE)[0]
             _OPTIMA[key] = (float(self._problem(x_best)), x_best)
         f_opt, x_best = _OPTIMA[key]
         return f_opt, x_best.copy()
