@@ -20,7 +20,16 @@ from optuna.trial import TrialState
 
 from mixbo_compare.problems.problem import MultiObjectiveProblem
 from mixbo_compare.run_result import RunResult
-from mixbo_compare.simulated_workers import half_normal_runtimes, simulate
+from mixbo_compare.simulated_workers import run_timed
+
+
+def set_constraints(trial: optuna.Trial, values: Any) -> list[float]:
+    """A configuration's constraint ``values`` set on ``trial`` (``c0``, ``c1``, …) as Optuna's
+    constrained samplers read them; returned as floats."""
+    constraints = [float(c) for c in values]
+    for k, c in enumerate(constraints):
+        trial.set_constraint(f"c{k}", c)
+    return constraints
 
 
 def run_study(
@@ -69,10 +78,7 @@ def run_study(
             noise_free = problem.noise_free(params[i]) if problem.mean is not None else values
             ok = True
             if problem.constraints is not None:
-                constraints = [float(c) for c in problem.constraints(params[i])]
-                for k, c in enumerate(constraints):
-                    trial.set_constraint(f"c{k}", c)
-                ok = all(c <= 0 for c in constraints)
+                ok = all(c <= 0 for c in set_constraints(trial, problem.constraints(params[i])))
         except Exception as exc:  # a failed evaluation is a FAILed trial, not a failed run
             errors[i] = f"{type(exc).__name__}: {exc}"
             study.tell(trial, state=TrialState.FAIL)
@@ -83,11 +89,7 @@ def run_study(
         if on_trial is not None:
             on_trial(len(finished))
 
-    events = simulate(ask, tell, n_trials, workers, half_normal_runtimes(seed))
-    start_times = np.full(n_trials, np.nan)
-    end_times = np.full(n_trials, np.nan)
-    for event in events:
-        (start_times if event.kind == "start" else end_times)[event.trial] = event.time
+    start_times, end_times = run_timed(ask, tell, n_trials, workers, seed)
     return RunResult(
         values=np.full(n_trials, np.nan),
         seconds_per_suggestion=float(suggest.mean()) if n_trials else 0.0,

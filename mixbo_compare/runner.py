@@ -31,12 +31,12 @@ from optuna.distributions import (
 
 from common.space.mixed_space import Categorical, Float, MixedSpace
 from common.space.pruned import IMPUTATIONS, check_imputation
-from mixbo_compare.multi_objective import run_study
+from mixbo_compare.multi_objective import run_study, set_constraints
 from mixbo_compare.peers import PEERS, UNAVAILABLE, missing
 from mixbo_compare.problems.problem import MultiObjectiveProblem, Problem
 from mixbo_compare.pruners import make_pruner, run_curve
 from mixbo_compare.run_result import RunResult
-from mixbo_compare.simulated_workers import half_normal_runtimes, simulate
+from mixbo_compare.simulated_workers import run_timed
 from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 from optuna_plugins._base import MixedBOSampler
 
@@ -234,9 +234,7 @@ def run(
             # a deterministic objective's value is its noise-free one: not evaluated twice
             true = problem.noise_free(params[i]) if problem.mean is not None else value
             if problem.constraints is not None:
-                constraints = [float(c) for c in problem.constraints(params[i])]
-                for k, c in enumerate(constraints):
-                    trial.set_constraint(f"c{k}", c)
+                constraints = set_constraints(trial, problem.constraints(params[i]))
                 if any(c > 0 for c in constraints):
                     true = math.inf  # an infeasible trial never counts as the best
         except Exception as exc:  # a failed evaluation is a FAILed trial, not a failed run
@@ -249,11 +247,7 @@ def run(
         if on_trial is not None:
             on_trial(len(finished))
 
-    events = simulate(ask, tell, n_trials, workers, half_normal_runtimes(seed))
-    start_times = np.full(n_trials, np.nan)
-    end_times = np.full(n_trials, np.nan)
-    for event in events:
-        (start_times if event.kind == "start" else end_times)[event.trial] = event.time
+    start_times, end_times = run_timed(ask, tell, n_trials, workers, seed)
     return RunResult(
         values=values,
         seconds_per_suggestion=float(suggest.mean()) if n_trials else 0.0,

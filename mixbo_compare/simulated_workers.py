@@ -102,3 +102,15 @@ def simulate(
         if asked < n_trials:
             start(now)
     return events
+
+
+def run_timed(
+    ask: Callable[[int], T], tell: Callable[[T], None], n_trials: int, n_workers: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`simulate` with :func:`half_normal_runtimes` of ``seed``: each trial's start and end
+    time (NaN for a trial that never started or ended)."""
+    start = np.full(n_trials, np.nan)
+    end = np.full(n_trials, np.nan)
+    for event in simulate(ask, tell, n_trials, n_workers, half_normal_runtimes(seed)):
+        (start if event.kind == "start" else end)[event.trial] = event.time
+    return start, end
