@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mixbo_compare import provenance, report_mo
+from mixbo_compare import provenance, report_mo, run_data
 from mixbo_compare.run_data import (  # noqa: F401  (re-exported: the report's data)
     RUN_COLUMNS,
     RUNS_CSV,
@@ -105,28 +105,12 @@ def on_time_grid(end_times: np.ndarray, regrets: np.ndarray, grid: np.ndarray) -
 
 # ------------------------------------------------------------------------------------ grouping
 @dataclass
-class Setting:
-    """All runs of one problem with one number of workers, with their regret curves."""
+class Setting(run_data.Setting):
+    """All runs of one problem with one number of workers, with their regret curves, measured
+    from ``reference`` (``note`` says what it is)."""
 
-    problem: str
-    workers: int
     reference: float
     note: str
-    samplers: list[str]
-    runs: dict[str, list[RunData]]  # sampler -> ok runs
-    curves: dict[str, list[np.ndarray]]  # sampler -> regret after each completed trial, per run
-    skipped: dict[str, str]  # sampler -> reason
-    failed: dict[str, list[RunData]]
-
-    def finals(self) -> dict[str, dict[int, float]]:
-        return {
-            s: {
-                r.seed: float(c[-1]) if len(c) else math.nan
-                for r, c in zip(self.runs[s], self.curves[s], strict=True)
-            }
-            for s in self.samplers
-            if self.runs[s]
-        }
 
 
 def group(runs: Sequence[RunData]) -> list[Setting]:
@@ -143,28 +127,11 @@ def group(runs: Sequence[RunData]) -> list[Setting]:
         for p in _ordered(r.problem for r in runs)
     }
     settings = []
-    for problem in refs:
-        for workers in sorted({r.workers for r in runs if r.problem == problem}):
-            mine = [r for r in runs if r.problem == problem and r.workers == workers]
-            samplers = _ordered(r.sampler for r in mine)
-            ref, note = refs[problem]
-            ok = {s: [r for r in mine if r.sampler == s and r.status == "ok"] for s in samplers}
-            settings.append(
-                Setting(
-                    problem=problem,
-                    workers=workers,
-                    reference=ref,
-                    note=note,
-                    samplers=samplers,
-                    runs=ok,
-                    curves={s: [regret_curve(r.true_values, ref) for r in ok[s]] for s in samplers},
-                    skipped={r.sampler: r.error for r in mine if r.status == "skipped"},
-                    failed={
-                        s: [r for r in mine if r.sampler == s and r.status == "failed"]
-                        for s in samplers
-                    },
-                )
-            )
+    for base, _ in run_data.settings(
+        runs, refs, lambda r: regret_curve(r.true_values, refs[r.problem][0])
+    ):
+        ref, note = refs[base.problem]
+        settings.append(Setting(**vars(base), reference=ref, note=note))
     return settings
 
 

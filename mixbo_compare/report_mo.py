@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mixbo_compare import run_data
 from mixbo_compare.hypervolume import hypervolume_curve, non_dominated, normalise
 from mixbo_compare.run_data import RunData
 from mixbo_compare.stats import fmt, mean, median_iqr, ordered, ranks
@@ -55,28 +56,11 @@ def curve(run: RunData) -> np.ndarray:
 
 
 @dataclass
-class MOSetting:
-    """All runs of one multi-objective problem with one number of workers."""
+class MOSetting(run_data.Setting):
+    """All runs of one multi-objective problem with one number of workers, with their
+    hypervolume curves and the problem's normalisation."""
 
-    problem: str
-    workers: int
     normalisation: dict | None
-    samplers: list[str]
-    runs: dict[str, list[RunData]]  # sampler -> ok runs
-    curves: dict[str, list[np.ndarray]]
-    skipped: dict[str, str]
-    failed: dict[str, list[RunData]]
-
-    def finals(self) -> dict[str, dict[int, float]]:
-        """Final hypervolume per sampler and seed."""
-        return {
-            s: {
-                r.seed: float(c[-1]) if len(c) else math.nan
-                for r, c in zip(self.runs[s], self.curves[s], strict=True)
-            }
-            for s in self.samplers
-            if self.runs[s]
-        }
 
     def medians(self) -> dict[str, float]:
         return {s: median_iqr(by_seed.values())[0] for s, by_seed in self.finals().items()}
@@ -85,27 +69,9 @@ class MOSetting:
 def group(runs: Sequence[RunData]) -> list[MOSetting]:
     """The runs by (problem, workers), with their hypervolume curves."""
     settings = []
-    for problem in ordered(r.problem for r in runs):
-        for workers in sorted({r.workers for r in runs if r.problem == problem}):
-            mine = [r for r in runs if r.problem == problem and r.workers == workers]
-            samplers = ordered(r.sampler for r in mine)
-            ok = {s: [r for r in mine if r.sampler == s and r.status == "ok"] for s in samplers}
-            norm = next((r.normalisation for r in mine if r.normalisation), None)
-            settings.append(
-                MOSetting(
-                    problem=problem,
-                    workers=workers,
-                    normalisation=norm,
-                    samplers=samplers,
-                    runs=ok,
-                    curves={s: [curve(r) for r in ok[s]] for s in samplers},
-                    skipped={r.sampler: r.error for r in mine if r.status == "skipped"},
-                    failed={
-                        s: [r for r in mine if r.sampler == s and r.status == "failed"]
-                        for s in samplers
-                    },
-                )
-            )
+    for base, mine in run_data.settings(runs, ordered(r.problem for r in runs), curve):
+        norm = next((r.normalisation for r in mine if r.normalisation), None)
+        settings.append(MOSetting(**vars(base), normalisation=norm))
     return settings
 
 

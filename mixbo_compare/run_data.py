@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -130,3 +131,54 @@ def load(folder: str | Path) -> list[RunData]:
                 run.objectives = np.array([r[4] if r[4] else [math.nan] * m for r in rows])
                 run.feasible = np.array([r[5] for r in rows], dtype=bool)
     return list(runs.values())
+
+
+@dataclass
+class Setting:
+    """All runs of one problem with one number of workers: by sampler, the completed runs with
+    their curves (a figure after each completed trial), the reason a sampler was skipped, and its
+    failed runs."""
+
+    problem: str
+    workers: int
+    samplers: list[str]
+    runs: dict[str, list[RunData]]  # sampler -> ok runs
+    curves: dict[str, list[np.ndarray]]  # sampler -> one curve per ok run
+    skipped: dict[str, str]  # sampler -> reason
+    failed: dict[str, list[RunData]]
+
+    def finals(self) -> dict[str, dict[int, float]]:
+        """Each sampler's final figure per seed."""
+        return {
+            s: {
+                r.seed: float(c[-1]) if len(c) else math.nan
+                for r, c in zip(self.runs[s], self.curves[s], strict=True)
+            }
+            for s in self.samplers
+            if self.runs[s]
+        }
+
+
+def settings(
+    runs: Sequence[RunData], problems: Iterable[str], curve: Callable[[RunData], np.ndarray]
+) -> Iterator[tuple[Setting, list[RunData]]]:
+    """Each (problem, workers) of ``problems`` as a :class:`Setting` with ``curve`` of each
+    completed run, and all its runs."""
+    for problem in problems:
+        for workers in sorted({r.workers for r in runs if r.problem == problem}):
+            mine = [r for r in runs if r.problem == problem and r.workers == workers]
+            samplers = list(dict.fromkeys(r.sampler for r in mine))
+            ok = {s: [r for r in mine if r.sampler == s and r.status == "ok"] for s in samplers}
+            failed = {
+                s: [r for r in mine if r.sampler == s and r.status == "failed"] for s in samplers
+            }
+            setting = Setting(
+                problem=problem,
+                workers=workers,
+                samplers=samplers,
+                runs=ok,
+                curves={s: [curve(r) for r in ok[s]] for s in samplers},
+                skipped={r.sampler: r.error for r in mine if r.status == "skipped"},
+                failed=failed,
+            )
+            yield setting, mine
