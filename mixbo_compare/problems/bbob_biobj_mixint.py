@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from common.space.mixed_space import Float, Integer, MixedSpace, Parameter
 from mixbo_compare.problems.bbob_mixint import CocoObjective, best_parameters
 from mixbo_compare.problems.problem import MultiObjectiveProblem
 
@@ -75,17 +74,11 @@ def bbob_biobj_mixint(
     if not 1 <= instance <= 15:
         raise ValueError(f"bbob-biobj-mixint instance must be in 1..15, got {instance}.")
     objective = BiobjMixintObjective(function, dimension, instance)
-    params: list[Parameter] = []
-    for i, (lo, hi) in enumerate(zip(objective.lower, objective.upper, strict=True)):
-        if i < objective.n_int:
-            params.append(Integer(f"x{i}", int(lo), int(hi)))
-        else:
-            params.append(Float(f"x{i}", float(lo), float(hi)))
     ideal, front_nadir = objective.extremes()
     nadir = np.maximum(front_nadir, objective.random_quantile())
     return MultiObjectiveProblem(
         f"mo-bbob-biobj-mixint-f{function}-d{dimension}-i{instance}",
-        MixedSpace(params),
+        objective.space(),
         objective,
         ideal=tuple(float(v) for v in ideal),
         nadir=tuple(float(v) for v in nadir),

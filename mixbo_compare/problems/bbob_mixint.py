@@ -96,6 +96,16 @@ class CocoObjective:
         x[: self.n_int] = np.floor(x[: self.n_int] + 0.5)
         return np.clip(x, self.lower, self.upper)
 
+    def space(self) -> MixedSpace:
+        """The problem's variables: integers first (COCO's ranges), then the continuous ones."""
+        params: list[Parameter] = []
+        for i, (lo, hi) in enumerate(zip(self.lower, self.upper, strict=True)):
+            if i < self.n_int:
+                params.append(Integer(f"x{i}", int(lo), int(hi)))
+            else:
+                params.append(Float(f"x{i}", float(lo), float(hi)))
+        return MixedSpace(params)
+
 
 class BBOBMixintObjective(CocoObjective):
     """Callable ``config -> f(x)`` for one bbob-mixint problem."""
@@ -125,15 +135,9 @@ def bbob_mixint(function: int, dimension: int = 5, instance: int = 1) -> Problem
     if not 1 <= instance <= 15:
         raise ValueError(f"bbob-mixint instance must be in 1..15, got {instance}.")
     objective = BBOBMixintObjective(function, dimension, instance)
-    params: list[Parameter] = []
-    for i, (lo, hi) in enumerate(zip(objective.lower, objective.upper, strict=True)):
-        if i < objective.n_int:
-            params.append(Integer(f"x{i}", int(lo), int(hi)))
-        else:
-            params.append(Float(f"x{i}", float(lo), float(hi)))
     f_opt, _ = objective.optimum()
     name = f"bbob-mixint-f{function}-d{dimension}-i{instance}"
-    return Problem(name, MixedSpace(params), objective, f_opt)
+    return Problem(name, objective.space(), objective, f_opt)
 
 
 def best_config(problem: Problem) -> dict[str, Any]:
