@@ -181,14 +181,14 @@ class SuggestionEngine:
 
         A multi-objective study gives ``maximize`` as one flag per objective and each value as
         a vector of that length (:meth:`_objectives_history`)."""
-        if isinstance(maximize, (list, tuple, np.ndarray)):
+        if not isinstance(maximize, (bool, np.bool_)):
             flags = [bool(f) for f in maximize]
-            if len(flags) > 1:
-                return self._objectives_history(
-                    configs, values, pending, flags, constraints, pruned
+            if len(flags) < 2:
+                raise ValueError(
+                    f"maximize needs one flag per objective of a multi-objective study, got "
+                    f"{flags}; give a single objective's as one bool."
                 )
-            maximize = flags[0] if flags else False
-            values = [_first(v) for v in values]
+            return self._objectives_history(configs, values, pending, flags, constraints, pruned)
         mask = [bool(p) for p in pruned] if pruned is not None else [False] * len(configs)
         if any(mask):
             sign = -1.0 if maximize else 1.0
@@ -523,13 +523,6 @@ def _kept_constraints(
     for i, r in enumerate(rows):
         kept[i, : len(r)] = r
     return kept
-
-
-def _first(value: Any) -> float | None:
-    """A value of a one-objective study given as a vector (or a number, or ``None``)."""
-    if value is None or isinstance(value, numbers.Real):
-        return value
-    return None if len(value) == 0 else value[0]
 
 
 def _vector(value: Sequence[float | None] | None, m: int) -> list[float] | None:

@@ -145,12 +145,10 @@ def test_engine_history_clips_infinite_values_per_objective_and_warns_once(caplo
     assert sum("infinite" in r.getMessage() for r in caplog.records) == 1
 
 
-def test_engine_history_with_one_direction_is_the_single_objective_one() -> None:
+def test_engine_history_wants_a_bool_for_one_objective() -> None:
     engine = _engine()
-    configs = [{"x": 0.0}, {"x": 1.0}]
-    one = engine.history(configs, [[2.0], [3.0]], maximize=[True])
-    plain = engine.history(configs, [2.0, 3.0], maximize=True)
-    assert one.objectives is None and np.array_equal(one.values, plain.values)
+    with pytest.raises(ValueError, match="one bool"):
+        engine.history([{"x": 0.0}], [[2.0]], maximize=[True])
 
 
 def test_history_checks_its_objectives() -> None:

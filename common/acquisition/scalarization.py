@@ -32,18 +32,14 @@ RHO = 0.05  # ParEGO's augmentation
 
 
 def non_dominated(y: np.ndarray) -> np.ndarray:
-    """Which rows of ``y`` (n, m; minimised) no other row dominates (equal rows all kept).
+    """Which rows of ``y`` (n, m; minimised) no other row dominates (equal rows all kept):
+    BoTorch's ``is_non_dominated``, which maximises (imported here: building a history loads no
+    torch)."""
+    import torch
+    from botorch.utils.multi_objective.pareto import is_non_dominated
 
-    In lexicographic order a row can only be dominated by an earlier one, and then by one of the
-    earlier non-dominated rows: O(n * front) comparisons, O(n) memory."""
-    y = np.asarray(y, dtype=float)
-    keep = np.zeros(len(y), dtype=bool)
-    front = np.empty((0, y.shape[1]))
-    for i in np.lexsort(y.T[::-1]):
-        if not np.any(np.all(front <= y[i], axis=1) & np.any(front < y[i], axis=1)):
-            keep[i] = True
-            front = np.vstack([front, y[i]])
-    return keep
+    minimised = torch.as_tensor(np.asarray(y, dtype=float))
+    return is_non_dominated(-minimised, deduplicate=False).numpy()
 
 
 def normalized(objectives: np.ndarray, reference: np.ndarray | None = None) -> np.ndarray:
