@@ -47,21 +47,20 @@ def data():
     return configs, values, X, model
 
 
+def _penalized(model, busy: np.ndarray, **options):
+    """UCB on ``SPACE``'s model, penalised around the ``busy`` rows."""
+    best = float(model.train_targets.max())
+    rng = np.random.default_rng(0)
+    return penalize(
+        upper_confidence_bound(model), model, busy, [0, 1], [2], (3,), rng, best=best, **options
+    )
+
+
 @pytest.mark.parametrize("penalizer", ["hlp", "lp"])
 def test_penalty_is_zero_at_a_busy_point_and_one_far_away(data, penalizer) -> None:
     _, _, X, model = data
     busy = np.array([[0.3, 0.7, 1.0]])
-    acqf = penalize(
-        upper_confidence_bound(model),
-        model,
-        busy,
-        [0, 1],
-        [2],
-        (3,),
-        np.random.default_rng(0),
-        best=float(model.train_targets.max()),
-        penalizer=penalizer,
-    )
+    acqf = _penalized(model, busy, penalizer=penalizer)
     at = acqf.log_penalty(torch.tensor([[0.3, 0.7, 1.0]], dtype=DTYPE))
     far = acqf.log_penalty(torch.tensor([[1.0, 0.0, 0.0]], dtype=DTYPE))
     if penalizer == "hlp":  # the hard penaliser is 0 at the busy point and 1 beyond its radius
@@ -78,16 +77,7 @@ def test_penalty_is_zero_at_a_busy_point_and_one_far_away(data, penalizer) -> No
 def test_hard_penaliser_radius_is_capped_at_one_distance_unit(data) -> None:
     _, _, _, model = data
     busy = np.array([[0.9, 0.1, 0.0]])  # a poor region: |mu - M| / L alone is several units
-    acqf = penalize(
-        upper_confidence_bound(model),
-        model,
-        busy,
-        [0, 1],
-        [2],
-        (3,),
-        np.random.default_rng(0),
-        best=float(model.train_targets.max()),
-    )
+    acqf = _penalized(model, busy)
     # the box's Lipschitz constant gives several units; the ball's estimate stops at the cap
     assert float(acqf.r_mean[0] + acqf.r_sigma[0]) >= 1.0 - 1e-9
     d = acqf.distance
@@ -120,16 +110,7 @@ def test_the_balls_lipschitz_constant_widens_the_radius_beside_the_optimum(data)
 def test_no_candidate_comes_closer_than_the_minimum_separation(data) -> None:
     _, _, _, model = data
     busy = np.array([[0.3, 0.7, 1.0]])
-    acqf = penalize(
-        upper_confidence_bound(model),
-        model,
-        busy,
-        [0, 1],
-        [2],
-        (3,),
-        np.random.default_rng(0),
-        best=float(model.train_targets.max()),
-    )
+    acqf = _penalized(model, busy)
     near = 0.5 * MIN_SEPARATION
     rows = torch.tensor(
         [[0.3 + near, 0.7, 1.0], [0.3 + 2 * MIN_SEPARATION, 0.7, 1.0], [0.3 + near, 0.7, 2.0]],
