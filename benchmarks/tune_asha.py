@@ -6,7 +6,8 @@ problem's value after each step as ``loss`` (with Tune's ``training_iteration``)
 ``ASHAScheduler(max_t=steps, grace_period=1, reduction_factor=3)`` stops trials early. The searcher
 sees each stopped trial end through ``on_trial_complete``; ours models it as a pruned trial. Prints
 one JSON line per (searcher, seed): the best final loss among the trials that ran all their steps,
-how many did and the total steps.
+how many did, the total steps, and each trial's steps and final loss (``None`` if stopped early) in
+the order the trials started, from which the best at equal total steps follows.
 
     nice -n 10 python benchmarks/tune_asha.py --problem lc-powerlaw --samples 40 --seeds 3
 """
@@ -73,16 +74,19 @@ def one_run(problem_name: str, name: str, seed: int, samples: int) -> dict[str, 
             ),
             num_samples=samples,
             max_concurrent_trials=1,
+            reuse_actors=True,
         ),
         run_config=tune.RunConfig(storage_path=tempfile.mkdtemp(prefix="tune_asha_"), verbose=0),
     )
     results = tuner.fit()
-    full, steps = [], 0
-    for result in results:
+    full, steps, trials = [], 0, []
+    for result in sorted(results, key=lambda r: r.metrics["trial_id"]):  # in the order started
         ran = int(result.metrics.get("training_iteration", 0))
         steps += ran
-        if ran >= problem.steps:
-            full.append(float(result.metrics["loss"]))
+        final = float(result.metrics["loss"]) if ran >= problem.steps else None
+        if final is not None:
+            full.append(final)
+        trials.append([ran, final])
     return {
         "problem": problem_name,
         "searcher": name,
@@ -91,6 +95,7 @@ def one_run(problem_name: str, name: str, seed: int, samples: int) -> dict[str, 
         "best_full": min(full) if full else None,
         "n_full": len(full),
         "steps": steps,
+        "trials": trials,
     }
 
 

@@ -10,7 +10,13 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 from optuna.trial import create_trial
 
 from optuna_plugins import MixboSampler
-from optuna_plugins._base import _RELATIVE_PARAMS_KEY, _stored_text, fits_space, union_search_space
+from optuna_plugins._base import (
+    _RELATIVE_PARAMS_KEY,
+    _same,
+    _stored_text,
+    fits_space,
+    union_search_space,
+)
 
 
 def objective(high: float):
@@ -92,6 +98,26 @@ def test_the_latest_distribution_wins_and_each_trial_is_checked_against_it() -> 
     space = union_search_space(trials)
     assert space == {"c": CategoricalDistribution(("b", "c")), "x": FloatDistribution(0.0, 1.0)}
     assert [fits_space(t, space) for t in trials] == [False, True, True]
+
+
+def test_distributions_compare_as_optuna_compares_them() -> None:
+    """The fast comparison agrees with Optuna's, NaN choices (equal for Optuna, not for plain
+    tuple equality) and ``1`` against ``True`` included."""
+    pairs = [
+        (
+            CategoricalDistribution(("a", float("nan"))),
+            CategoricalDistribution(("a", float("nan"))),
+        ),
+        (CategoricalDistribution(("a", "b")), CategoricalDistribution(("a", "b"))),
+        (CategoricalDistribution(("a", "b")), CategoricalDistribution(("b", "a"))),
+        (CategoricalDistribution((1, 2)), CategoricalDistribution((True, 2))),
+        (FloatDistribution(0.0, 1.0), FloatDistribution(0.0, 1.0)),
+        (FloatDistribution(0.0, 1.0), FloatDistribution(0.0, 1.0, log=False, step=0.5)),
+        (FloatDistribution(1.0, 2.0), IntDistribution(1, 2)),
+        (IntDistribution(1, 8), IntDistribution(1, 8, log=True)),
+    ]
+    assert [_same(a, b) for a, b in pairs] == [a == b for a, b in pairs]
+    assert [a == b for a, b in pairs] == [True, True, False, True, True, False, False, False]
 
 
 def test_a_single_valued_latest_distribution_leaves_the_space() -> None:
