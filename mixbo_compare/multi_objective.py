@@ -9,18 +9,16 @@ failure handling and seeding; the hypervolume is computed from what it records, 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import optuna
 from optuna.distributions import BaseDistribution
-from optuna.trial import TrialState
 
 from mixbo_compare.problems.problem import MultiObjectiveProblem
 from mixbo_compare.run_result import RunResult
-from mixbo_compare.simulated_workers import run_timed
+from mixbo_compare.study_loop import StudyLoop
 
 
 def set_constraints(trial: optuna.Trial, values: Any) -> list[float]:
@@ -57,50 +55,24 @@ def run_study(
     observed = np.full((n_trials, m), np.nan)
     true = np.full((n_trials, m), np.nan)
     feasible = np.zeros(n_trials, dtype=bool)
-    suggest = np.zeros(n_trials)
-    params: list[dict[str, Any]] = [{} for _ in range(n_trials)]
-    errors: list[str | None] = [None] * n_trials
-    finished: list[int] = []
+    loop = StudyLoop(study, n_trials, workers, seed, on_trial)
 
-    def ask(i: int) -> tuple[int, optuna.trial.Trial]:
-        begin = time.perf_counter()
-        trial = study.ask(dists)
-        suggest[i] = time.perf_counter() - begin
-        params[i] = dict(trial.params)
-        return i, trial
+    def evaluate(i: int, trial: optuna.trial.Trial) -> dict[str, Any]:
+        config = loop.params[i]
+        values = problem(config)
+        if len(values) != m or not all(math.isfinite(v) for v in values):
+            raise ValueError(f"objective returned {values}")
+        noise_free = problem.noise_free(config) if problem.mean is not None else values
+        ok = True
+        if problem.constraints is not None:
+            ok = all(c <= 0 for c in set_constraints(trial, problem.constraints(config)))
+        observed[i], true[i], feasible[i] = values, noise_free, ok
+        return {"values": values}
 
-    def tell(handle: tuple[int, optuna.trial.Trial]) -> None:
-        i, trial = handle
-        try:
-            values = problem(params[i])
-            if len(values) != m or not all(math.isfinite(v) for v in values):
-                raise ValueError(f"objective returned {values}")
-            noise_free = problem.noise_free(params[i]) if problem.mean is not None else values
-            ok = True
-            if problem.constraints is not None:
-                ok = all(c <= 0 for c in set_constraints(trial, problem.constraints(params[i])))
-        except Exception as exc:  # a failed evaluation is a FAILed trial, not a failed run
-            errors[i] = f"{type(exc).__name__}: {exc}"
-            study.tell(trial, state=TrialState.FAIL)
-        else:
-            observed[i], true[i], feasible[i] = values, noise_free, ok
-            study.tell(trial, values)
-        finished.append(i)
-        if on_trial is not None:
-            on_trial(len(finished))
-
-    start_times, end_times = run_timed(ask, tell, n_trials, workers, seed)
-    return RunResult(
+    loop.run(lambda: study.ask(dists), evaluate)
+    return loop.result(
         values=np.full(n_trials, np.nan),
-        seconds_per_suggestion=float(suggest.mean()) if n_trials else 0.0,
         true_values=np.full(n_trials, np.nan),
-        start_times=start_times,
-        end_times=end_times,
-        finish_order=np.asarray(finished, dtype=int),
-        suggest_seconds=suggest,
-        params=params,
-        errors=errors,
-        workers=workers,
         objectives=observed,
         true_objectives=true,
         feasible=feasible,

@@ -16,7 +16,6 @@ Example::
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -36,7 +35,7 @@ from mixbo_compare.peers import PEERS, UNAVAILABLE, missing
 from mixbo_compare.problems.problem import MultiObjectiveProblem, Problem
 from mixbo_compare.pruners import make_pruner, run_curve
 from mixbo_compare.run_result import RunResult
-from mixbo_compare.simulated_workers import run_timed
+from mixbo_compare.study_loop import StudyLoop
 from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 from optuna_plugins._base import MixedBOSampler
 
@@ -199,66 +198,34 @@ def run(
 
     values = np.full(n_trials, np.nan)
     true_values = np.full(n_trials, np.nan)
-    suggest = np.zeros(n_trials)
-    params: list[dict[str, Any]] = [{} for _ in range(n_trials)]
-    errors: list[str | None] = [None] * n_trials
-    finished: list[int] = []
+    loop = StudyLoop(study, n_trials, workers, seed, on_trial)
 
-    def ask(i: int) -> tuple[int, optuna.trial.Trial]:
-        begin = time.perf_counter()
+    def ask() -> optuna.trial.Trial:
         if problem.ask is None:
-            trial = study.ask(dists)
-        else:  # a conditional problem asks for its branch's parameters, as an objective does
-            trial = study.ask()
-            problem.ask(lambda name: suggest_param(trial, name, dists[name]))
-        suggest[i] = time.perf_counter() - begin
-        params[i] = dict(trial.params)
-        return i, trial
+            return study.ask(dists)
+        trial = study.ask()  # a conditional problem asks for its branch's parameters
+        problem.ask(lambda name: suggest_param(trial, name, dists[name]))
+        return trial
 
-    def tell(handle: tuple[int, optuna.trial.Trial]) -> None:
-        i, trial = handle
-        try:
-            if curve is not None:
-                value, steps[i] = run_curve(trial, curve(params[i]))
-                if value is None:
-                    pruned[i] = True
-                    study.tell(trial, state=TrialState.PRUNED)
-                    finished.append(i)
-                    if on_trial is not None:
-                        on_trial(len(finished))
-                    return
-            else:
-                value = problem(params[i])
-            if not math.isfinite(value):
-                raise ValueError(f"objective returned {value}")
-            # a deterministic objective's value is its noise-free one: not evaluated twice
-            true = problem.noise_free(params[i]) if problem.mean is not None else value
-            if problem.constraints is not None:
-                constraints = set_constraints(trial, problem.constraints(params[i]))
-                if any(c > 0 for c in constraints):
-                    true = math.inf  # an infeasible trial never counts as the best
-        except Exception as exc:  # a failed evaluation is a FAILed trial, not a failed run
-            errors[i] = f"{type(exc).__name__}: {exc}"
-            study.tell(trial, state=TrialState.FAIL)
+    def evaluate(i: int, trial: optuna.trial.Trial) -> dict[str, Any]:
+        config = loop.params[i]
+        if curve is not None:
+            value, steps[i] = run_curve(trial, curve(config))
+            if value is None:
+                pruned[i] = True
+                return {"state": TrialState.PRUNED}
         else:
-            values[i], true_values[i] = value, true
-            study.tell(trial, value)
-        finished.append(i)
-        if on_trial is not None:
-            on_trial(len(finished))
+            value = problem(config)
+        if not math.isfinite(value):
+            raise ValueError(f"objective returned {value}")
+        # a deterministic objective's value is its noise-free one: not evaluated twice
+        true = problem.noise_free(config) if problem.mean is not None else value
+        if problem.constraints is not None:
+            constraints = set_constraints(trial, problem.constraints(config))
+            if any(c > 0 for c in constraints):
+                true = math.inf  # an infeasible trial never counts as the best
+        values[i], true_values[i] = value, true
+        return {"values": value}
 
-    start_times, end_times = run_timed(ask, tell, n_trials, workers, seed)
-    return RunResult(
-        values=values,
-        seconds_per_suggestion=float(suggest.mean()) if n_trials else 0.0,
-        true_values=true_values,
-        start_times=start_times,
-        end_times=end_times,
-        finish_order=np.asarray(finished, dtype=int),
-        suggest_seconds=suggest,
-        params=params,
-        errors=errors,
-        workers=workers,
-        steps=steps,
-        pruned=pruned,
-    )
+    loop.run(ask, evaluate)
+    return loop.result(values=values, true_values=true_values, steps=steps, pruned=pruned)
