@@ -27,6 +27,7 @@ _BASELINE_SOURCES = (
     "mixbo_compare/multi_objective.py",
     "mixbo_compare/run_result.py",
     "mixbo_compare/simulated_workers.py",
+    "mixbo_compare/study_loop.py",
     "mixbo_compare/pruners.py",
     "common/space/mixed_space.py",
 )

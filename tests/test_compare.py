@@ -513,6 +513,25 @@ def test_an_interrupted_comparison_resumes_with_the_runs_it_finished(
     assert len(calls) == 4
 
 
+def test_the_baseline_version_covers_every_module_a_baseline_run_uses() -> None:
+    """A stored baseline run is reused while ``baseline_version`` is unchanged: each module of
+    ``mixbo_compare`` that the study loops use must be among the sources it hashes."""
+    import inspect
+
+    from mixbo_compare import multi_objective, run_cache, runner, study_loop
+
+    covered = run_cache._BASELINE_SOURCES
+    for loop in (runner, multi_objective, study_loop):
+        for value in vars(loop).values():
+            module = inspect.getmodule(value)
+            if module is None or not module.__name__.startswith("mixbo_compare."):
+                continue
+            path = module.__name__.replace(".", "/")
+            assert any(
+                path == c.removesuffix(".py") or path.startswith(c + "/") for c in covered
+            ), f"{path} is not in run_cache._BASELINE_SOURCES"
+
+
 # ------------------------------------------------------------------------- the compare extra
 _SAMPLERS_ALONE = """
 import sys
