@@ -23,6 +23,9 @@ study's trials, GPSampler stores none).
     python benchmarks/latency.py --samplers bofm,cocabo,gp --checkpoints 25,50,100,200 --cpu
     OMP_NUM_THREADS=1 python benchmarks/latency.py --prefilled --checkpoints 100 \
         --space mixed9-2obj --samplers mixbo,gp   # two objectives
+
+``--out docs/runs/latency`` appends the rows to that folder's ``latency.csv`` with the command's
+provenance; ``python -m mixbo_compare.pages`` makes it a page (:mod:`mixbo_compare.report_latency`).
 """
 
 from __future__ import annotations
@@ -30,12 +33,14 @@ from __future__ import annotations
 import argparse
 import gc
 import math
+import os
+import sys
 import time
 
 import numpy as np
 import optuna
 
-from mixbo_compare import SAMPLERS
+from mixbo_compare import SAMPLERS, provenance, report_latency
 
 CHECKPOINTS = (25, 50, 100)
 WINDOW = 2  # asks with completed trials in [c - WINDOW, c + WINDOW] count for checkpoint c
@@ -182,6 +187,7 @@ def main_prefilled(args, names: list[str], checkpoints: tuple[int, ...], clock) 
     )
     print("| N | sampler | cold | warm | warm mean | warm max | join | ratios (same order) |")
     print("|---|---|---|---|---|---|---|---|")
+    stored = []
     for n in checkpoints:
         history = prefilled_history(SPACES[args.space], n, args.seed)
         rows = {
@@ -193,6 +199,26 @@ def main_prefilled(args, names: list[str], checkpoints: tuple[int, ...], clock) 
             cells = " | ".join(f"{v:.3f}" for v in row)
             ratios = " / ".join(f"{v / b:.2f}" for v, b in zip(row, base, strict=True))
             print(f"| {n} | {name} | {cells} | {ratios} |", flush=True)
+            times = dict(zip(report_latency.TIMES, row, strict=True))
+            stored.append({"space": args.space, "n": n, "sampler": name, **times})
+    if args.out:
+        store(args.out, stored, "CPU seconds" if args.cpu else "wall-clock seconds")
+
+
+def store(folder: str, rows: list[dict], clock: str) -> None:
+    """Append ``rows`` to ``folder``'s ``latency.csv`` (a page of ``docs/results`` when the
+    folder is in ``docs/runs``) and record the command's provenance."""
+    os.makedirs(folder, exist_ok=True)
+    old = report_latency.load(folder) if os.path.exists(os.path.join(folder, "latency.csv")) else []
+    report_latency.write(folder, old + [{**row, "clock": clock} for row in rows])
+    threads = os.environ.get("OMP_NUM_THREADS", "unset")
+    stamp = provenance.collect(f"OMP_NUM_THREADS={threads} python " + " ".join(sys.argv), jobs=1)
+    for key in ("code", "baseline_code"):  # nothing is cached: a timing is measured afresh
+        stamp.pop(key)
+    previous = provenance.read(folder)
+    if previous and previous["command"] != stamp["command"]:
+        stamp["command"] = previous["command"] + " && " + stamp["command"]
+    provenance.write(folder, stamp)
 
 
 def main() -> None:
@@ -210,6 +236,9 @@ def main() -> None:
         help="cold and warm cost of a new sampler joining a study of N random trials",
     )
     parser.add_argument("--asks", type=int, default=4, help="warm asks per checkpoint (prefilled)")
+    parser.add_argument(
+        "--out", help="with --prefilled: append the rows to OUT/latency.csv (docs/runs/NAME)"
+    )
     args = parser.parse_args()
     checkpoints = tuple(int(c) for c in args.checkpoints.split(","))
     clock = time.process_time if args.cpu else time.perf_counter

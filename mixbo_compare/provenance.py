@@ -92,12 +92,16 @@ def stamp(provenance: dict[str, Any]) -> list[str]:
         if "baseline_code" in provenance
         else ""
     )
+    cached = (  # a comparison's runs; a timing has no cache
+        f"; runs cached under source hash `{provenance['code']}` (a hash of mixbo's source files "
+        "and the library versions, not a commit: a later run of the same code reuses them)."
+        if "code" in provenance
+        else "."
+    )
     return [
         f"Command: `{provenance['command']}`",
         "",
-        f"- Code: mixbo at commit `{provenance['commit']}`; runs cached under source hash "
-        f"`{provenance['code']}` (a hash of mixbo's source files and the library versions, not a "
-        "commit: a later run of the same code reuses them)." + baselines,
+        f"- Code: mixbo at commit `{provenance['commit']}`" + cached + baselines,
         f"- Libraries: {versions}.",
         f"- Machine: {provenance['cpu']}, {provenance['cores']} cores; {provenance['jobs']} "
         "process(es) at once, each on one torch and one BLAS thread; run on "
