@@ -8,15 +8,16 @@ import itertools
 import numpy as np
 import pytest
 
+from common.space.mixed_space import Categorical, Float, Integer, MixedSpace
 from mixbo_compare import cli
 from mixbo_compare.problems import get_problem
 
-PROBLEMS = ["lc-powerlaw", "lc-sgd-digits"]
+PROBLEMS = ["lc-powerlaw", "lc-sgd-digits", "lc-mlp-breast-cancer", "lc-gbm-diabetes"]
 
 
 @pytest.fixture(params=PROBLEMS)
 def problem(request):
-    if request.param == "lc-sgd-digits":
+    if request.param != "lc-powerlaw":
         pytest.importorskip("sklearn")
     return get_problem(request.param)
 
@@ -45,6 +46,51 @@ def test_learning_curves_cross(problem):
         if (early[i] - early[j]) * (final[i] - final[j]) < 0
     ]
     assert crossings
+
+
+@pytest.mark.parametrize(
+    ("name", "steps", "params"),
+    [
+        (
+            "lc-mlp-breast-cancer",
+            25,
+            [
+                Float("learning_rate_init", 1e-5, 1.0, log=True),
+                Float("alpha", 1e-6, 1.0, log=True),
+                Integer("width", 2, 256, log=True),
+                Integer("batch_size", 16, 256, log=True),
+                Categorical("activation", ("relu", "tanh", "logistic")),
+                Categorical("solver", ("sgd", "adam")),
+            ],
+        ),
+        (
+            "lc-gbm-diabetes",
+            20,
+            [
+                Float("learning_rate", 1e-3, 1.0, log=True),
+                Float("subsample", 0.3, 1.0),
+                Integer("max_depth", 1, 8),
+                Integer("min_samples_leaf", 1, 64, log=True),
+                Categorical("loss", ("squared_error", "absolute_error", "huber")),
+                Categorical("max_features", ("all", "sqrt")),
+            ],
+        ),
+    ],
+)
+def test_the_scikit_learn_curves_have_their_documented_steps_and_space(name, steps, params):
+    pytest.importorskip("sklearn")
+    problem = get_problem(name)
+    assert problem.name == name and problem.steps == steps
+    assert problem.space == MixedSpace(params)
+
+
+def test_curves_that_overfit_rise_again():
+    """Unlike lc-sgd-digits and lc-powerlaw, the network's log loss and the boosted trees' RMSE
+    can end above their best step: a curve shape that makes stopping early right for once."""
+    pytest.importorskip("sklearn")
+    for name in ("lc-mlp-breast-cancer", "lc-gbm-diabetes"):
+        values = curves(get_problem(name))
+        assert (values[:, -1] > values.min(axis=1) + 1e-3).any(), name
 
 
 def test_the_comparison_runs_pruned_studies_and_reports_equal_steps(tmp_path):

@@ -59,6 +59,8 @@ _REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
     "forest-size": ("mixbo_compare.problems.constrained", "forest_size", {}),
     "lc-sgd-digits": ("mixbo_compare.problems.learning_curves", "sgd_digits", {}),
     "lc-powerlaw": ("mixbo_compare.problems.learning_curves", "powerlaw", {}),
+    "lc-mlp-breast-cancer": ("mixbo_compare.problems.learning_curves", "mlp_breast_cancer", {}),
+    "lc-gbm-diabetes": ("mixbo_compare.problems.learning_curves", "gbm_diabetes", {}),
     # multi-objective (``problem.MultiObjectiveProblem``)
     "mo-bbob-biobj-mixint-f1-d5": (
         "mixbo_compare.problems.bbob_biobj_mixint",

@@ -22,6 +22,27 @@ the last one.
   such curves). Curves cross, so a pruner can stop the best configurations early. Space:
   log-float ``lr`` in [1e-5, 1], log-int ``width`` in [8, 1024], categorical ``activation``
   {relu, gelu, tanh, sigmoid} and ``optimizer`` {sgd, momentum, adam}. Deterministic.
+- ``lc-mlp-breast-cancer``: a one-hidden-layer network (scikit-learn's ``MLPClassifier``)
+  trained epoch by epoch with ``partial_fit`` on scikit-learn's bundled ``load_breast_cancer``
+  (569 tumours, 30 features standardised on the training rows, 2 classes); minimised: the
+  validation log loss after each of 25 epochs (probabilities clipped to [1e-6, 1 - 1e-6]; a
+  network whose weights overflowed predicts 0.5). The log loss, unlike the error rate of 171
+  validation rows, rarely ties, and it rises again when a network grows overconfident. Space:
+  log-float ``learning_rate_init`` in [1e-5, 1] and ``alpha`` (L2 penalty) in [1e-6, 1], log-int
+  ``width`` (hidden units) in [2, 256] and ``batch_size`` in [16, 256], categorical
+  ``activation`` {relu, tanh, logistic} and ``solver`` {sgd, adam} (sgd with momentum 0.9).
+  Deterministic (fixed split and ``random_state``); well under a second for a full training on
+  one core.
+- ``lc-gbm-diabetes``: gradient-boosted regression trees (scikit-learn's
+  ``GradientBoostingRegressor``) grown three stages at a time with ``warm_start`` on
+  scikit-learn's bundled ``load_diabetes`` (442 patients, 10 features; the target standardised
+  on the training rows); minimised: the validation RMSE after each of 20 steps (60 stages in
+  all; 1 is the RMSE of predicting the training mean). Large learning rates and deep trees
+  reach their best in a few stages and then overfit, so unlike the curves above these can rise
+  again. Space: log-float ``learning_rate`` in [1e-3, 1], float ``subsample`` in [0.3, 1],
+  int ``max_depth`` in [1, 8], log-int ``min_samples_leaf`` in [1, 64], categorical ``loss``
+  {squared_error, absolute_error, huber} and ``max_features`` {all, sqrt}. Deterministic (fixed
+  split and ``random_state``); well under a second for a full training on one core.
 """
 
 from __future__ import annotations
@@ -37,7 +58,9 @@ import numpy as np
 from common.space.mixed_space import Categorical, Float, Integer, MixedSpace
 from mixbo_compare.problems.problem import Problem
 
-_INSTALL_HINT = "lc-sgd-digits needs scikit-learn: pip install 'mixbo[benchmarks]'"
+_INSTALL_HINT = (
+    "the lc-* problems but lc-powerlaw need scikit-learn: pip install 'mixbo[benchmarks]'"
+)
 
 Curve = Callable[[Mapping[str, Any]], Iterator[float]]
 
@@ -58,9 +81,18 @@ def _last(curve: Curve) -> Callable[[Mapping[str, Any]], float]:
     return final
 
 
+VALIDATION_FRACTION = 0.3
+
+
+def _split(n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The fixed (validation, training) rows of a bundled dataset."""
+    order = np.random.RandomState(0).permutation(n_rows)
+    n_val = int(VALIDATION_FRACTION * n_rows)
+    return order[:n_val], order[n_val:]
+
+
 # ------------------------------------------------------------------------------ SGD on digits
 SGD_EPOCHS = 20
-VALIDATION_FRACTION = 0.3
 
 
 class SGDDigits:
@@ -72,9 +104,7 @@ class SGDDigits:
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError(_INSTALL_HINT) from exc
         X, y = load_digits(return_X_y=True)
-        order = np.random.RandomState(0).permutation(len(y))
-        n_val = int(VALIDATION_FRACTION * len(y))
-        val, train = order[:n_val], order[n_val:]
+        val, train = _split(len(y))
         X = X / 16.0  # pixels in [0, 1]
         centre = X[train].mean(axis=0)
         _, _, axes = np.linalg.svd(X[train] - centre, full_matrices=False)
@@ -123,6 +153,127 @@ def sgd_digits() -> LearningCurveProblem:
     curve = SGDDigits()
     return LearningCurveProblem(
         "lc-sgd-digits", space, _last(curve), steps=curve.epochs, curve=curve
+    )
+
+
+# ---------------------------------------------------------------------------- MLP on breast cancer
+MLP_EPOCHS = 25
+_CLIP = 1e-6  # of the predicted probabilities in the log loss
+
+
+class MLPBreastCancer:
+    """Callable ``config -> iterator of validation log losses``, one per epoch."""
+
+    def __init__(self, epochs: int = MLP_EPOCHS) -> None:
+        try:
+            from sklearn.datasets import load_breast_cancer
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError(_INSTALL_HINT) from exc
+        X, y = load_breast_cancer(return_X_y=True)
+        val, train = _split(len(y))
+        X = (X - X[train].mean(axis=0)) / X[train].std(axis=0)
+        self.X_train, self.y_train = X[train], y[train]
+        self.X_val, self.y_val = X[val], y[val]
+        self.classes = np.unique(y)
+        self.epochs = epochs
+
+    def __call__(self, config: Mapping[str, Any]) -> Iterator[float]:
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.neural_network import MLPClassifier
+
+        model = MLPClassifier(
+            hidden_layer_sizes=(int(config["width"]),),
+            activation=config["activation"],
+            solver=config["solver"],
+            alpha=float(config["alpha"]),
+            batch_size=int(config["batch_size"]),
+            learning_rate_init=float(config["learning_rate_init"]),
+            momentum=0.9,
+            random_state=0,
+        )
+        positive = self.y_val == self.classes[1]
+        for _ in range(self.epochs):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                warnings.simplefilter("ignore", RuntimeWarning)  # a diverging learning rate
+                model.partial_fit(self.X_train, self.y_train, classes=self.classes)
+                p = model.predict_proba(self.X_val)[:, 1]
+            p = np.clip(np.nan_to_num(p, nan=0.5), _CLIP, 1 - _CLIP)
+            yield float(-np.mean(np.where(positive, np.log(p), np.log1p(-p))))
+
+
+def mlp_breast_cancer() -> LearningCurveProblem:
+    space = MixedSpace(
+        [
+            Float("learning_rate_init", 1e-5, 1.0, log=True),
+            Float("alpha", 1e-6, 1.0, log=True),
+            Integer("width", 2, 256, log=True),
+            Integer("batch_size", 16, 256, log=True),
+            Categorical("activation", ("relu", "tanh", "logistic")),
+            Categorical("solver", ("sgd", "adam")),
+        ]
+    )
+    curve = MLPBreastCancer()
+    return LearningCurveProblem(
+        "lc-mlp-breast-cancer", space, _last(curve), steps=curve.epochs, curve=curve
+    )
+
+
+# ---------------------------------------------------------------------------- boosting on diabetes
+GBM_STEPS = 20
+GBM_STAGES_PER_STEP = 3
+_MAX_FEATURES = {"all": None, "sqrt": "sqrt"}
+
+
+class GBMDiabetes:
+    """Callable ``config -> iterator of validation RMSEs``, one per ``stages_per_step`` stages."""
+
+    def __init__(self, steps: int = GBM_STEPS, stages_per_step: int = GBM_STAGES_PER_STEP) -> None:
+        try:
+            from sklearn.datasets import load_diabetes
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError(_INSTALL_HINT) from exc
+        X, y = load_diabetes(return_X_y=True)
+        val, train = _split(len(y))
+        y = (y - y[train].mean()) / y[train].std()
+        self.X_train, self.y_train = X[train], y[train]
+        self.X_val, self.y_val = X[val], y[val]
+        self.steps, self.stages_per_step = steps, stages_per_step
+
+    def __call__(self, config: Mapping[str, Any]) -> Iterator[float]:
+        from sklearn.ensemble import GradientBoostingRegressor
+
+        model = GradientBoostingRegressor(
+            loss=config["loss"],
+            learning_rate=float(config["learning_rate"]),
+            subsample=float(config["subsample"]),
+            max_depth=int(config["max_depth"]),
+            min_samples_leaf=int(config["min_samples_leaf"]),
+            max_features=_MAX_FEATURES[config["max_features"]],
+            warm_start=True,  # each fit grows the next stages onto the trees so far
+            random_state=0,
+        )
+        for step in range(1, self.steps + 1):
+            model.set_params(n_estimators=step * self.stages_per_step)
+            model.fit(self.X_train, self.y_train)
+            residual = model.predict(self.X_val) - self.y_val
+            yield float(np.sqrt(np.mean(residual**2)))
+
+
+def gbm_diabetes() -> LearningCurveProblem:
+    space = MixedSpace(
+        [
+            Float("learning_rate", 1e-3, 1.0, log=True),
+            Float("subsample", 0.3, 1.0),
+            Integer("max_depth", 1, 8),
+            Integer("min_samples_leaf", 1, 64, log=True),
+            Categorical("loss", ("squared_error", "absolute_error", "huber")),
+            Categorical("max_features", tuple(_MAX_FEATURES)),
+        ]
+    )
+    curve = GBMDiabetes()
+    return LearningCurveProblem(
+        "lc-gbm-diabetes", space, _last(curve), steps=curve.steps, curve=curve
     )
 
 
