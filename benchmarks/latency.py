@@ -47,7 +47,7 @@ WINDOW = 2  # asks with completed trials in [c - WINDOW, c + WINDOW] count for c
 
 
 def mixed9(trial: optuna.Trial) -> float:
-    """4 float, 2 int, 3 categorical parameters (the issue's 9-parameter space)."""
+    """4 float, 2 int and 3 five-way categorical parameters (a typical tuning space)."""
     x = [trial.suggest_float(f"x{i}", -5.0, 5.0) for i in range(3)]
     lr = trial.suggest_float("lr", 1e-5, 1e-1, log=True)
     n = trial.suggest_int("n", 0, 20)
@@ -63,7 +63,7 @@ def mixed9(trial: optuna.Trial) -> float:
 
 
 def cat25(trial: optuna.Trial) -> float:
-    """25 categorical parameters of 5 choices (a pest-control-sized space)."""
+    """25 categorical parameters of 5 choices each (the size of Pest Control)."""
     return float(
         sum((trial.suggest_categorical(f"h{i}", list(range(5))) - i % 5) ** 2 for i in range(25))
     )
@@ -200,7 +200,8 @@ def main_prefilled(args, names: list[str], checkpoints: tuple[int, ...], clock) 
             ratios = " / ".join(f"{v / b:.2f}" for v, b in zip(row, base, strict=True))
             print(f"| {n} | {name} | {cells} | {ratios} |", flush=True)
             times = dict(zip(report_latency.TIMES, row, strict=True))
-            stored.append({"space": args.space, "n": n, "sampler": name, **times})
+            about = SPACES[args.space].__doc__.splitlines()[0].rstrip(".")
+            stored.append({"space": args.space, "about": about, "n": n, "sampler": name, **times})
     if args.out:
         store(args.out, stored, "CPU seconds" if args.cpu else "wall-clock seconds")
 

@@ -1,6 +1,7 @@
 """The time-per-suggestion page: what ``benchmarks/latency.py --prefilled --out DIR`` stored.
 
-``latency.csv`` has one row per (space, trials already in the study, sampler): the seconds of a
+``latency.csv`` has one row per (space, with a line on what it holds; trials already in the
+study; sampler): the seconds of a
 new sampler's first ask (*cold*: nothing fitted yet), the median, mean and slowest of its next
 asks (*warm*), and a second new sampler's first ask (*join*: a worker joining a study where one
 ran). The page states the stamp (:mod:`mixbo_compare.provenance`), a table per space with each
@@ -18,7 +19,18 @@ from pathlib import Path
 from mixbo_compare import provenance
 
 LATENCY_CSV = "latency.csv"
-FIELDS = ("space", "n", "sampler", "clock", "cold", "warm", "warm_mean", "warm_max", "join")
+FIELDS = (
+    "space",
+    "about",
+    "n",
+    "sampler",
+    "clock",
+    "cold",
+    "warm",
+    "warm_mean",
+    "warm_max",
+    "join",
+)
 TIMES = ("cold", "warm", "warm_mean", "warm_max", "join")
 NAMES = {"mixbo": "MixboSampler", "gp": "GPSampler", "tpe": "TPESampler"}
 
@@ -91,9 +103,9 @@ def page(folder: str | os.PathLike) -> str:
         "greenlet where it is installed.",
         "",
     ]
-    for space in dict.fromkeys(r["space"] for r in rows):
+    for space, about in dict.fromkeys((r["space"], r["about"]) for r in rows):
         said = summary(rows, space)
-        lines += [f"## {space}", "", *([said, ""] if said else [])]
+        lines += [f"## {space}", "", f"{about}.", "", *([said, ""] if said else [])]
         lines += [
             "| N | sampler | cold | warm | warm mean | warm max | join | ratios (same order) |",
             "|---|---|---|---|---|---|---|---|",

@@ -15,7 +15,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _row(n: int, sampler: str, cold: float, warm: float, worst: float) -> dict:
     times = {"cold": cold, "warm": warm, "warm_mean": warm, "warm_max": worst, "join": cold / 2}
-    return {"space": "mixed9", "n": n, "sampler": sampler, "clock": "CPU seconds", **times}
+    about = "4 float, 2 int, 3 categorical parameters"
+    return {
+        "space": "mixed9",
+        "about": about,
+        "n": n,
+        "sampler": sampler,
+        "clock": "CPU s",
+        **times,
+    }
 
 
 def test_the_summary_gives_mixbos_times_and_ratios_to_the_baseline(tmp_path: Path) -> None:
@@ -28,6 +36,7 @@ def test_the_summary_gives_mixbos_times_and_ratios_to_the_baseline(tmp_path: Pat
     report_latency.write(tmp_path, rows)
     assert report_latency.load(tmp_path) == rows
     text = report_latency.page(tmp_path)
+    assert "## mixed9\n\n4 float, 2 int, 3 categorical parameters.\n" in text
     assert (
         "mixed9: MixboSampler's warm suggestion takes a median 0.10 s with 100 trials (0.20x "
         "GPSampler's, slowest 0.20 s) and 0.40 s with 1,000 trials (0.20x GPSampler's, slowest "
