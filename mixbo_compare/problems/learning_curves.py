@@ -91,6 +91,18 @@ def _split(n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     return order[:n_val], order[n_val:]
 
 
+def _dataset(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """scikit-learn's bundled dataset ``load_<name>``: its inputs, targets, and the fixed
+    validation and training rows (:func:`_split`)."""
+    try:
+        from sklearn import datasets
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(_INSTALL_HINT) from exc
+    X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
+    val, train = _split(len(y))
+    return X, y, val, train
+
+
 # ------------------------------------------------------------------------------ SGD on digits
 SGD_EPOCHS = 20
 
@@ -99,12 +111,7 @@ class SGDDigits:
     """Callable ``config -> iterator of validation errors``, one per epoch."""
 
     def __init__(self, epochs: int = SGD_EPOCHS) -> None:
-        try:
-            from sklearn.datasets import load_digits
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(_INSTALL_HINT) from exc
-        X, y = load_digits(return_X_y=True)
-        val, train = _split(len(y))
+        X, y, val, train = _dataset("digits")
         X = X / 16.0  # pixels in [0, 1]
         centre = X[train].mean(axis=0)
         _, _, axes = np.linalg.svd(X[train] - centre, full_matrices=False)
@@ -165,12 +172,7 @@ class MLPBreastCancer:
     """Callable ``config -> iterator of validation log losses``, one per epoch."""
 
     def __init__(self, epochs: int = MLP_EPOCHS) -> None:
-        try:
-            from sklearn.datasets import load_breast_cancer
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(_INSTALL_HINT) from exc
-        X, y = load_breast_cancer(return_X_y=True)
-        val, train = _split(len(y))
+        X, y, val, train = _dataset("breast_cancer")
         X = (X - X[train].mean(axis=0)) / X[train].std(axis=0)
         self.X_train, self.y_train = X[train], y[train]
         self.X_val, self.y_val = X[val], y[val]
@@ -229,12 +231,7 @@ class GBMDiabetes:
     """Callable ``config -> iterator of validation RMSEs``, one per ``stages_per_step`` stages."""
 
     def __init__(self, steps: int = GBM_STEPS, stages_per_step: int = GBM_STAGES_PER_STEP) -> None:
-        try:
-            from sklearn.datasets import load_diabetes
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(_INSTALL_HINT) from exc
-        X, y = load_diabetes(return_X_y=True)
-        val, train = _split(len(y))
+        X, y, val, train = _dataset("diabetes")
         y = (y - y[train].mean()) / y[train].std()
         self.X_train, self.y_train = X[train], y[train]
         self.X_val, self.y_val = X[val], y[val]
