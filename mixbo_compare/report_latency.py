@@ -1,12 +1,11 @@
 """The time-per-suggestion page: what ``benchmarks/latency.py --prefilled --out DIR`` stored.
 
-``latency.csv`` has one row per (space, with a line on what it holds; trials already in the
-study; sampler): the seconds of a
-new sampler's first ask (*cold*: nothing fitted yet), the median, mean and slowest of its next
-asks (*warm*), and a second new sampler's first ask (*join*: a worker joining a study where one
-ran). The page states the stamp (:mod:`mixbo_compare.provenance`), a table per space with each
-figure's ratio to the baseline sampler (the last one measured), and one summary line per space
-that the README quotes.
+``latency.csv`` has one row per space (with a line on what it holds), number of trials already
+in the study, and sampler: the seconds of a new sampler's first ask (*cold*: nothing fitted yet),
+the median, mean and slowest of its next asks (*warm*), and a second new sampler's first ask
+(*join*: a worker joining a study where one ran). The page states the stamp
+(:mod:`mixbo_compare.provenance`), a table per space with each figure's ratio to the baseline
+sampler (the last one measured), and one summary line per space that the README quotes.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mixbo_compare import provenance
+from mixbo_compare.report import SAMPLER_CLASSES
 
 LATENCY_CSV = "latency.csv"
 FIELDS = (
@@ -32,7 +32,6 @@ FIELDS = (
     "join",
 )
 TIMES = ("cold", "warm", "warm_mean", "warm_max", "join")
-NAMES = {"mixbo": "MixboSampler", "gp": "GPSampler", "tpe": "TPESampler"}
 
 
 def write(folder: str | os.PathLike, rows: Sequence[dict]) -> None:
@@ -83,7 +82,7 @@ def _baseline(rows: Sequence[dict], row: dict) -> dict | None:
 
 
 def _name(sampler: str) -> str:
-    return NAMES.get(sampler, sampler)
+    return SAMPLER_CLASSES.get(sampler, sampler)
 
 
 def page(folder: str | os.PathLike) -> str:
