@@ -207,11 +207,15 @@ def main_prefilled(args, names: list[str], checkpoints: tuple[int, ...], clock) 
 
 
 def store(folder: str, rows: list[dict], clock: str) -> None:
-    """Append ``rows`` to ``folder``'s ``latency.csv`` (a page of ``docs/results`` when the
-    folder is in ``docs/runs``) and record the command's provenance."""
+    """Add ``rows`` to ``folder``'s ``latency.csv`` (a page of ``docs/results`` when the
+    folder is in ``docs/runs``), replacing any earlier row of the same space, size and sampler,
+    and record the command's provenance."""
     os.makedirs(folder, exist_ok=True)
     old = report_latency.load(folder) if os.path.exists(os.path.join(folder, "latency.csv")) else []
-    report_latency.write(folder, old + [{**row, "clock": clock} for row in rows])
+    new = [{**row, "clock": clock} for row in rows]
+    measured = {(r["space"], r["n"], r["sampler"]) for r in new}
+    kept = [r for r in old if (r["space"], r["n"], r["sampler"]) not in measured]
+    report_latency.write(folder, kept + new)
     threads = os.environ.get("OMP_NUM_THREADS", "unset")
     stamp = provenance.collect(f"OMP_NUM_THREADS={threads} python " + " ".join(sys.argv), jobs=1)
     for key in ("code", "baseline_code"):  # nothing is cached: a timing is measured afresh
