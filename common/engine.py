@@ -3,8 +3,9 @@
 Everything between "these trials exist" and "try this configuration" is decided here, once, for
 Optuna and Ray Tune alike:
 
-- the :class:`History` (values flipped for maximisation, failed and NaN results dropped, ±inf
-  clipped to the finite range, with one warning per study);
+- the :class:`History` of the framework's :class:`Observations` (values flipped for
+  maximisation, failed and NaN results dropped, ±inf clipped to the finite range, with one
+  warning per study);
 - multi-objective studies: each trial's values per objective (each flipped where maximised), and
   each model suggestion's own random scalarisation of them, ParEGO's
   (:mod:`common.acquisition.scalarization`), so every method runs on a single objective;
@@ -21,7 +22,7 @@ Optuna and Ray Tune alike:
   a suggestion does not depend on how many calls came before it (a pickled copy, a restored
   searcher and another process holding the same study all agree);
 - one torch thread on the CPU, and the core's warnings sent to the framework's logger;
-- the taken configurations (evaluated, running, avoided), with :mod:`common.space.configset`'s
+- the taken configurations (every observed one, modelled or not, and the running ones), with :mod:`common.space.configset`'s
   one definition of "the same configuration": a suggestion equal to a taken one is replaced by a
   random free one, and only a search space with no free configuration left repeats (said once);
 - the claims of other workers: a configuration another worker took while this one sampled is
@@ -74,13 +75,39 @@ MAX_CLAIMS = 3  # picks per trial while other workers keep taking them
 
 
 @dataclass(frozen=True)
+class Observations:
+    """A study's trials as its framework reports them, the input of one suggestion.
+
+    ``configs``: the finished trials' configurations (completed or pruned), each with its raw
+    ``values`` entry (a number, or one per objective of a multi-objective study; ``None`` or
+    NaN: no value); ``pending``: the running trials' configurations; ``maximize``: the
+    direction (one flag per objective when there are several); ``constraints``: each finished
+    trial's constraint values (NaN: not reported); ``curves``: each one's reported values by
+    step; ``pruned``: which were stopped early, their values imputed from ``curves``
+    (:func:`common.space.pruned.impute`). Every configuration here is taken, whether the model
+    uses it or not.
+    """
+
+    configs: Sequence[Mapping[str, Any]]
+    values: Sequence[float | Sequence[float] | None]
+    pending: Sequence[Mapping[str, Any]] = ()
+    maximize: bool | Sequence[bool] = False
+    constraints: Sequence[Sequence[float]] | None = None
+    curves: Sequence[Mapping[int, float] | None] | None = None
+    pruned: Sequence[bool] | None = None
+
+
+@dataclass(frozen=True)
 class Suggestion:
     """A configuration, where it came from (``"design"``, ``"model"``, ``"random"`` for a
-    replaced repeat, ``"fallback"`` after a failure) and the seconds it took."""
+    replaced repeat, ``"fallback"`` after a failure) and the seconds it took; ``fits``, for a
+    model suggestion handed to :meth:`SuggestionEngine.suggest`'s ``claim``, the GP fits to
+    store with the study for other workers (:meth:`SuggestionEngine.warm_fits`)."""
 
     config: dict[str, Any]
     source: str
     seconds: float
+    fits: str = ""
 
 
 def check_seed(seed: Any) -> int | None:
@@ -160,39 +187,28 @@ class SuggestionEngine:
         )
 
     # ------------------------------------------------------------------ observations
-    def history(
-        self,
-        configs: Sequence[Mapping[str, Any]],
-        values: Sequence[float | Sequence[float] | None],
-        pending: Iterable[Mapping[str, Any]] = (),
-        *,
-        maximize: bool | Sequence[bool] = False,
-        constraints: Sequence[Sequence[float]] | None = None,
-        curves: Sequence[Mapping[int, float] | None] | None = None,
-        pruned: Sequence[bool] | None = None,
-    ) -> History:
-        """Completed ``configs`` with their raw ``values`` (``None`` or NaN: left out) as a
-        :class:`History` to minimise, ``pending`` the running trials' configurations,
-        ``constraints`` each completed trial's constraint values (NaN: not reported).
+    def history(self, observations: Observations) -> History:
+        """The ``observations`` as a :class:`History` to minimise: values flipped where
+        maximised, trials without a value (``None`` or NaN) left out, pruned trials' values
+        imputed from their curves (the pruned-trial imputation :attr:`pruned`; left out when it
+        is ``"ignore"`` or a trial reported nothing), ±inf clipped.
 
-        ``pruned`` marks the trials stopped early, whose ``values`` entries are ignored:
-        their values are imputed from ``curves`` (each trial's reported values by step, the
-        completed ones' included) by :func:`common.space.pruned.impute`.
-
-        A multi-objective study gives ``maximize`` as one flag per objective and each value as
-        a vector of that length (:meth:`_objectives_history`)."""
-        if not isinstance(maximize, (bool, np.bool_)):
-            flags = [bool(f) for f in maximize]
+        A multi-objective study's observations (one flag per objective in ``maximize``) go to
+        :meth:`_objectives_history`."""
+        o = observations
+        if not isinstance(o.maximize, (bool, np.bool_)):
+            flags = [bool(f) for f in o.maximize]
             if len(flags) < 2:
                 raise ValueError(
                     f"maximize needs one flag per objective of a multi-objective study, got "
                     f"{flags}; give a single objective's as one bool."
                 )
-            return self._objectives_history(configs, values, pending, flags, constraints, pruned)
-        mask = [bool(p) for p in pruned] if pruned is not None else [False] * len(configs)
+            return self._objectives_history(o, flags)
+        mask = [bool(p) for p in o.pruned] if o.pruned is not None else [False] * len(o.configs)
+        values = o.values
         if any(mask):
-            sign = -1.0 if maximize else 1.0
-            minimised = [{s: sign * v for s, v in finite_curve(c).items()} for c in curves or ()]
+            sign = -1.0 if o.maximize else 1.0
+            minimised = [{s: sign * v for s, v in finite_curve(c).items()} for c in o.curves or ()]
             raw = impute(
                 [None if v is None else sign * v for v in values],
                 minimised or [None] * len(values),
@@ -201,9 +217,9 @@ class SuggestionEngine:
             )
             values = [None if v is None else sign * v for v in raw]
         keep = [v is not None and not math.isnan(v) for v in values]
-        kept = [(c, float(v)) for c, v, k in zip(configs, values, keep, strict=True) if k]
+        kept = [(c, float(v)) for c, v, k in zip(o.configs, values, keep, strict=True) if k]
         numbers_ = np.asarray([v for _, v in kept], dtype=float)
-        if maximize:
+        if o.maximize:
             numbers_ = -numbers_
         finite = np.isfinite(numbers_)
         if not finite.all():
@@ -214,20 +230,12 @@ class SuggestionEngine:
         return History(
             tuple(c for c, _ in kept),
             numbers_,
-            tuple(pending),
-            _kept_constraints(constraints, keep),
+            tuple(o.pending),
+            _kept_constraints(o.constraints, keep),
             kept_pruned,
         )
 
-    def _objectives_history(
-        self,
-        configs: Sequence[Mapping[str, Any]],
-        values: Sequence[Sequence[float] | None],
-        pending: Iterable[Mapping[str, Any]],
-        maximize: Sequence[bool],
-        constraints: Sequence[Sequence[float]] | None,
-        pruned: Sequence[bool] | None,
-    ) -> History:
+    def _objectives_history(self, observations: Observations, maximize: Sequence[bool]) -> History:
         """A multi-objective study's :class:`History`: each objective flipped where it is
         maximised, trials with a missing or NaN value left out, ±inf clipped to each objective's
         finite range (one warning per study), ``values`` their equal-weight scalarisation.
@@ -235,9 +243,9 @@ class SuggestionEngine:
         Pruned trials are left out (they still count as issued and as taken configurations):
         Optuna keeps no learning curve in multi-objective studies, so there is nothing to impute
         their values per objective from."""
-        m = len(maximize)
-        mask = [bool(p) for p in pruned] if pruned is not None else [False] * len(configs)
-        rows = [_vector(v, m) for v in values]
+        o, m = observations, len(maximize)
+        mask = [bool(p) for p in o.pruned] if o.pruned is not None else [False] * len(o.configs)
+        rows = [_vector(v, m) for v in o.values]
         keep = [r is not None and not p for r, p in zip(rows, mask, strict=True)]
         kept = [r for r, k in zip(rows, keep, strict=True) if k]
         y = np.asarray(kept, dtype=float).reshape(-1, m) * np.where(maximize, -1.0, 1.0)
@@ -249,10 +257,10 @@ class SuggestionEngine:
                 lo, hi = (column.min(), column.max()) if len(column) else (0.0, 0.0)
                 y[:, i] = np.clip(np.nan_to_num(y[:, i], posinf=hi, neginf=lo), lo, hi)
         history = History(
-            tuple(c for c, k in zip(configs, keep, strict=True) if k),
+            tuple(c for c, k in zip(o.configs, keep, strict=True) if k),
             np.zeros(len(y)),
-            tuple(pending),
-            _kept_constraints(constraints, keep),
+            tuple(o.pending),
+            _kept_constraints(o.constraints, keep),
             objectives=y,
         )
         return dataclasses.replace(history, values=scalarize(history, np.full(m, 1.0 / m)))
@@ -293,12 +301,11 @@ class SuggestionEngine:
             )
         return False
 
-    def _design_done(self, history: History, n_issued: int, n_stopped: int | None) -> bool:
-        """:meth:`design_done` for ``history`` (its pruned trials counted apart); ``n_stopped``
-        defaults to the pruned trials it models."""
+    def _design_done(self, history: History, n_issued: int, n_stopped: int) -> bool:
+        """:meth:`design_done` for ``history`` (its pruned trials counted apart) in a study
+        that pruned ``n_stopped`` trials, modelled or not."""
         n_pruned = history.n_pruned
-        stopped = n_pruned if n_stopped is None else n_stopped
-        return self.design_done(len(history) - n_pruned, n_issued, n_pruned, stopped)
+        return self.design_done(len(history) - n_pruned, n_issued, n_pruned, n_stopped)
 
     def rng(self, trial_index: int, attempt: int = 0) -> np.random.Generator:
         """The generator of one suggestion: a function of the seed, the trial and the attempt."""
@@ -312,36 +319,35 @@ class SuggestionEngine:
     def suggest(
         self,
         space: MixedSpace,
-        history: History,
+        observations: Observations,
         *,
         trial_index: int,
         n_issued: int,
-        avoid: Iterable[Mapping[str, Any]] = (),
         design: bool = True,
         study_fits: Callable[[], str] | None = None,
         claim: Callable[[Suggestion], Iterable[Mapping[str, Any]]] | None = None,
-        n_stopped: int | None = None,
     ) -> Suggestion | None:
         """One configuration of ``space`` for trial number ``trial_index``: the whole path from
-        the observations to the suggestion, conditioning and the taken configurations included.
+        the ``observations`` to the suggestion, their :meth:`history`, conditioning and the
+        taken configurations included.
 
-        ``n_issued`` counts the trials the start-up rule counts; ``avoid`` lists configurations
-        taken elsewhere that ``history`` does not show. ``design=False``: the adapter's own
-        sampler makes the start-up design, and the engine returns ``None`` until it is done.
-        ``study_fits`` reads the GP fits stored with the study (:meth:`warm_fits` of another
-        worker); a strategy without fits of its own starts from them. ``claim(suggestion)``
-        records the suggestion where other workers see it and returns the configurations they
-        hold now: one of ours that another worker took meanwhile is sampled again, avoiding
-        theirs, up to :data:`MAX_CLAIMS` times, the last time a random free configuration
-        (workers that sample at the same moment from the same history make the same choices).
-        ``n_stopped`` counts the study's pruned trials, modelled or not (default: those
-        ``history`` models), for the warning that the model cannot start.
+        ``n_issued`` counts the trials the start-up rule counts. ``design=False``: the
+        adapter's own sampler makes the start-up design, and the engine returns ``None`` until
+        it is done. ``study_fits`` reads the GP fits stored with the study (:meth:`warm_fits`
+        of another worker); a strategy without fits of its own starts from them.
+        ``claim(suggestion)`` records the suggestion (with its ``fits``) where other workers
+        see it and returns the configurations they hold now: one of ours that another worker
+        took meanwhile is sampled again, avoiding theirs, up to :data:`MAX_CLAIMS` times, the
+        last time a random free configuration (workers that sample at the same moment from the
+        same history make the same choices).
         """
+        history = self.history(observations)
+        n_stopped = sum(bool(p) for p in observations.pruned or ())  # modelled or not
         if not design and not self._design_done(history, n_issued, n_stopped):
             return None
         space = conditioned(space, history.configs)  # "the same configuration" per branch
         taken = ConfigSet(space)
-        taken.add_configs((*history.configs, *history.pending, *avoid))
+        taken.add_configs((*observations.configs, *history.pending))
         claimed: list[Mapping[str, Any]] = []  # configurations other workers took meanwhile
         for attempt in range(MAX_CLAIMS if claim is not None else 1):
             suggestion = self._suggest_once(
@@ -352,11 +358,13 @@ class SuggestionEngine:
                 n_issued=n_issued,
                 attempt=attempt,
                 random=attempt == MAX_CLAIMS - 1,
-                study_fits=study_fits,
                 n_stopped=n_stopped,
+                study_fits=study_fits,
             )
             if claim is None:
                 return suggestion
+            if suggestion.source == "model":
+                suggestion = dataclasses.replace(suggestion, fits=self.warm_fits())
             news = taken.not_taken(claim(suggestion))  # what other workers took meanwhile
             theirs = ConfigSet(space)
             theirs.add_configs(news)
@@ -381,8 +389,8 @@ class SuggestionEngine:
         n_issued: int,
         attempt: int,
         random: bool,
+        n_stopped: int,
         study_fits: Callable[[], str] | None,
-        n_stopped: int | None,
     ) -> Suggestion:
         """One pick: the design, a random free configuration (``random``), or the model's (a
         repeat of a ``taken`` one replaced by a random free one, a failure by a fallback)."""

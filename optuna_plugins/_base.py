@@ -25,9 +25,8 @@ from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from common.batch.busy import BusyPolicy
-from common.engine import Suggestion, SuggestionEngine
+from common.engine import Observations, Suggestion, SuggestionEngine
 from common.methods.options import MethodOptions
-from common.space.history import History
 from optuna_plugins._space import to_mixed_space
 
 _logger = optuna.logging.get_logger("optuna.mixbo")
@@ -250,75 +249,28 @@ class MixedBOSampler(BaseSampler):
         if not search_space:
             return {}
         trials = study.get_trials(deepcopy=False, states=_STATES)
-        history, n_issued = self._observations(study, trial, trials, search_space)
-        pruned = [t for t in trials if t.state == TrialState.PRUNED and t.number != trial.number]
-        unmodelled = [  # pruned trials the model leaves out are still taken configurations
-            c
-            for t in pruned
-            if not _has_curve(t) or self._engine.pruned == "ignore"
-            if (c := _config(t, search_space))
-        ]
+        others = [t for t in trials if t.number != trial.number]
 
         def claim(suggestion: Suggestion) -> list[dict[str, Any]]:
             """Store the suggestion with the trial; the configurations other trials have taken."""
             params = {name: suggestion.config[name] for name in search_space}
             _store_relative_params(study, trial, params, search_space)
-            if suggestion.source == "model" and (fits := self._engine.warm_fits()):
-                _store_text(study, trial, _WARM_FITS_KEY, fits)
+            if suggestion.fits:
+                _store_text(study, trial, _WARM_FITS_KEY, suggestion.fits)
             return self._taken_elsewhere(study, trial, search_space)
 
         suggestion = self._engine.suggest(
             to_mixed_space(search_space),
-            history,
+            _observations(study, others, search_space),
             trial_index=trial.number,
-            n_issued=n_issued,
-            avoid=unmodelled,
+            n_issued=len(others),  # every other completed, pruned or running trial
             design=self._design_by_engine,  # else the user's independent sampler makes it
             study_fits=lambda: _latest_warm_fits(trials),
             claim=claim,
-            n_stopped=len(pruned),
         )
         if suggestion is None:
             return {}
         return {name: suggestion.config[name] for name in search_space}
-
-    def _observations(
-        self,
-        study: Study,
-        trial: FrozenTrial,
-        trials: Sequence[FrozenTrial],
-        search_space: dict[str, BaseDistribution],
-    ) -> tuple[History, int]:
-        """The history over ``search_space`` (other running trials' parameters as pending,
-        pruned trials with their intermediate values) and the number of trials the start-up
-        rule counts: every other completed, pruned or running one."""
-        others = [t for t in trials if t.number != trial.number]
-        completed = sorted(
-            (t for t in others if t.state != TrialState.RUNNING and fits_space(t, search_space)),
-            key=lambda t: t.number,
-        )
-        pending = [
-            p
-            for t in others
-            if t.state == TrialState.RUNNING
-            if (p := _pending_params(t, search_space)) is not None
-        ]
-        maximize: bool | list[bool] = [d == StudyDirection.MAXIMIZE for d in study.directions]
-        if len(maximize) == 1:  # a single objective: its values as numbers
-            values = [t.value if t.state == TrialState.COMPLETE else None for t in completed]
-            maximize = maximize[0]
-        else:  # one value per objective (:mod:`common.acquisition.scalarization`)
-            values = [t.values if t.state == TrialState.COMPLETE else None for t in completed]
-        history = self._engine.history(
-            [_config(t, search_space) for t in completed],
-            values,
-            pending,
-            maximize=maximize,
-            constraints=_constraint_rows(completed),
-            curves=[t.intermediate_values for t in completed],
-            pruned=[t.state == TrialState.PRUNED for t in completed],
-        )
-        return history, len(others)
 
     @staticmethod
     def _taken_elsewhere(
@@ -411,6 +363,39 @@ class MixedBOSampler(BaseSampler):
         if self._constraints_func is not None:  # stored exactly as Optuna's own samplers store it
             _process_constraints_after_trial(self._constraints_func, study, trial, state)
         self._independent_sampler.after_trial(study, trial, state, values)
+
+
+def _observations(
+    study: Study, others: Sequence[FrozenTrial], search_space: dict[str, BaseDistribution]
+) -> Observations:
+    """The ``others`` trials over ``search_space``: the finished ones (pruned with their
+    intermediate values) as observations, the running ones' parameters as pending; trials
+    outside the space's current ranges are left out (:func:`fits_space`)."""
+    finished = sorted(
+        (t for t in others if t.state != TrialState.RUNNING and fits_space(t, search_space)),
+        key=lambda t: t.number,
+    )
+    pending = [
+        p
+        for t in others
+        if t.state == TrialState.RUNNING
+        if (p := _pending_params(t, search_space)) is not None
+    ]
+    maximize: bool | list[bool] = [d == StudyDirection.MAXIMIZE for d in study.directions]
+    if len(maximize) == 1:  # a single objective: its values as numbers
+        values = [t.value if t.state == TrialState.COMPLETE else None for t in finished]
+        maximize = maximize[0]
+    else:  # one value per objective (:mod:`common.acquisition.scalarization`)
+        values = [t.values if t.state == TrialState.COMPLETE else None for t in finished]
+    return Observations(
+        [_config(t, search_space) for t in finished],
+        values,
+        pending,
+        maximize=maximize,
+        constraints=_constraint_rows(finished),
+        curves=[t.intermediate_values for t in finished],
+        pruned=[t.state == TrialState.PRUNED for t in finished],
+    )
 
 
 def default_independent_sampler(seed: int | None) -> BaseSampler:

@@ -34,7 +34,7 @@ from ray.tune.result import DEFAULT_METRIC
 from ray.tune.search import UNDEFINED_METRIC_MODE, UNDEFINED_SEARCH_SPACE, Searcher
 
 from common.batch.busy import BusyPolicy
-from common.engine import SuggestionEngine
+from common.engine import Observations, SuggestionEngine
 from common.methods.options import MethodOptions
 from common.space.history import History
 from ray_plugins._space import TuneSpace, convert_search_space
@@ -245,7 +245,7 @@ class MixedBOSearch(Searcher):
         else:
             n_issued = sum(r.state != _FAILED for r in self._trials.values())
             config = self._engine.suggest(
-                space.mixed, self.history(), trial_index=trial_index, n_issued=n_issued
+                space.mixed, self._observations(), trial_index=trial_index, n_issued=n_issued
             ).config
         config = space.active(config)  # a conditional space: the branches taken only
         self._trials[trial_id] = _Record(config, _LIVE)
@@ -372,6 +372,11 @@ class MixedBOSearch(Searcher):
     def history(self) -> History:
         """Completed observations in the order they were asked, live trials as pending; those
         stopped early modelled from their curves (:mod:`common.space.pruned`)."""
+        return self._engine.history(self._observations())
+
+    def _observations(self) -> Observations:
+        """The trials as the engine takes them: the completed ones in the order they were asked
+        (those stopped early marked, with their curves), the live ones as pending."""
         done = [r for r in self._trials.values() if r.state == _COMPLETE and not r.outside]
         ran = [getattr(r, "iterations", None) or 0 for r in done]  # older checkpoints lack it
         by_hand = [_stopped_by_hand(r) for r in done]
@@ -382,7 +387,7 @@ class MixedBOSearch(Searcher):
             width = len(self._constraints)
             constraints = [r.constraints or (math.nan,) * width for r in done]
         several = isinstance(self._mode, list)
-        return self._engine.history(
+        return Observations(
             [r.config for r in done],
             [r.value for r in done],
             [r.config for r in self._trials.values() if r.state == _LIVE and not r.outside],

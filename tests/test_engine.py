@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from common.batch.busy import BusyPolicy
-from common.engine import SuggestionEngine, check_seed
+from common.engine import Observations, SuggestionEngine, check_seed
 from common.log import Reporter, reporting_to, warn
 from common.methods.options import MethodOptions
 from common.methods.strategy import Strategy
@@ -66,12 +66,12 @@ def test_history_drops_missing_and_nan_flips_maximisation_and_clips_infinities(r
     eng = engine()
     configs = [{"a": "x"}, {"a": "y"}, {"a": "z"}, {"a": "x"}, {"a": "y"}]
     values = [1.0, None, float("nan"), float("inf"), 3.0]
-    history = eng.history(configs, values, [{"a": "z"}], maximize=True)
+    history = eng.history(Observations(configs, values, [{"a": "z"}], maximize=True))
     assert history.configs == ({"a": "x"}, {"a": "x"}, {"a": "y"})
     assert history.values.tolist() == [-1.0, -3.0, -3.0]  # flipped; +inf is best, clipped
     assert history.pending == ({"a": "z"},)
     for _ in range(3):  # every later suggestion sees the value again: one warning all the same
-        eng.history(configs, values)
+        eng.history(Observations(configs, values))
     assert len([m for m in warnings_of(records) if "infinite" in m]) == 1
 
 
@@ -87,13 +87,14 @@ def test_the_design_is_random_and_never_repeats_and_the_model_runs_after_it() ->
     eng = engine({"a": "x", "b": 0, "c": True}, n_startup_trials=5)
     configs: list[dict] = []
     for i in range(5):
-        history = eng.history(configs, [0.0] * len(configs))
-        s = eng.suggest(SPACE, history, trial_index=i, n_issued=i)
+        s = eng.suggest(
+            SPACE, Observations(configs, [0.0] * len(configs)), trial_index=i, n_issued=i
+        )
         assert s.source == "design"
         configs.append(s.config)
     assert len({tuple(c.values()) for c in configs}) == 5
     assert eng.strategy.calls == 0
-    s = eng.suggest(SPACE, eng.history(configs, [0.0] * 5), trial_index=5, n_issued=5)
+    s = eng.suggest(SPACE, Observations(configs, [0.0] * 5), trial_index=5, n_issued=5)
     assert eng.strategy.calls == 1 and s.source in ("model", "random")
 
 
@@ -126,8 +127,16 @@ def test_a_bad_start_up_count_is_refused(n) -> None:
 def test_a_repeated_suggestion_is_replaced_by_a_free_configuration(records) -> None:
     seen = {"a": "x", "b": 0, "c": True}
     eng = engine(seen, n_startup_trials=0)
-    history = eng.history([seen], [1.0], [{"a": "y", "b": 0, "c": True}])
-    s = eng.suggest(SPACE, history, trial_index=2, n_issued=2, avoid=[{"a": "z", "b": 0, "c": 1}])
+    # a pruned trial without a reported value is left out of the model but is taken all the same
+    observed = Observations(
+        [seen, {"a": "z", "b": 0, "c": 1}],
+        [1.0, None],
+        [{"a": "y", "b": 0, "c": True}],
+        curves=[{}, {}],
+        pruned=[False, True],
+    )
+    assert len(eng.history(observed)) == 1
+    s = eng.suggest(SPACE, observed, trial_index=2, n_issued=2)
     assert s.source == "random"
     taken = ConfigSet(SPACE)
     taken.add_configs([seen, {"a": "y", "b": 0, "c": True}, {"a": "z", "b": 0, "c": True}])
@@ -140,10 +149,10 @@ def test_the_last_free_configuration_is_found_and_an_exhausted_space_is_said_onc
 ) -> None:
     every = SPACE.decode(SPACE.all_rows(100))
     eng = engine(every[0], n_startup_trials=0)
-    history = eng.history(every[:-1], np.arange(11.0))  # one configuration left
-    s = eng.suggest(SPACE, history, trial_index=11, n_issued=11)
+    left = Observations(every[:-1], np.arange(11.0))  # one configuration left
+    s = eng.suggest(SPACE, left, trial_index=11, n_issued=11)
     assert s.config == every[-1]
-    full = eng.history(every, np.arange(12.0))
+    full = Observations(every, np.arange(12.0))
     for i in range(3):
         assert eng.suggest(SPACE, full, trial_index=12 + i, n_issued=12 + i).config in every
     said = warnings_of(records)
@@ -169,7 +178,7 @@ def test_one_free_configuration_among_many_is_found_by_enumeration() -> None:
     every = space.decode(space.all_rows(10_000))
     free = every.pop(637)
     eng = engine(every[0], n_startup_trials=0)
-    s = eng.suggest(space, eng.history(every, np.zeros(999)), trial_index=0, n_issued=999)
+    s = eng.suggest(space, Observations(every, np.zeros(999)), trial_index=0, n_issued=999)
     assert s.config == free
 
 
@@ -178,10 +187,10 @@ def test_a_failing_strategy_falls_back_to_a_free_random_configuration_warning_on
     records,
 ) -> None:
     eng = engine(FloatingPointError("not positive definite"), n_startup_trials=0)
-    history = eng.history([{"a": "x", "b": 0, "c": True}], [1.0])
-    picks = [eng.suggest(SPACE, history, trial_index=i, n_issued=1) for i in range(3)]
+    seen = Observations([{"a": "x", "b": 0, "c": True}], [1.0])
+    picks = [eng.suggest(SPACE, seen, trial_index=i, n_issued=1) for i in range(3)]
     assert {s.source for s in picks} == {"fallback"}
-    assert all(s.config != history.configs[0] for s in picks)
+    assert all(s.config != seen.configs[0] for s in picks)
     said = warnings_of(records)
     assert len(said) == 1 and "failed to suggest (FloatingPointError" in said[0]
 
@@ -189,16 +198,16 @@ def test_a_failing_strategy_falls_back_to_a_free_random_configuration_warning_on
 def test_a_malformed_suggestion_is_a_failure_not_a_crash(records) -> None:
     eng = engine({"a": "w", "b": 0, "c": True}, n_startup_trials=0)
     s = eng.suggest(
-        SPACE, eng.history([{"a": "x", "b": 0, "c": True}], [1.0]), trial_index=1, n_issued=1
+        SPACE, Observations([{"a": "x", "b": 0, "c": True}], [1.0]), trial_index=1, n_issued=1
     )
     assert s.source == "fallback" and s.config["a"] in ("x", "y", "z")
 
 
 def test_a_slow_suggestion_warns_once(records) -> None:
     eng = engine({"a": "y", "b": 1, "c": False}, n_startup_trials=0, slow_suggestion_s=0.0)
-    history = eng.history([{"a": "x", "b": 0, "c": True}], [1.0])
+    seen = Observations([{"a": "x", "b": 0, "c": True}], [1.0])
     for i in range(3):
-        eng.suggest(SPACE, history, trial_index=i, n_issued=1)
+        eng.suggest(SPACE, seen, trial_index=i, n_issued=1)
     said = warnings_of(records)
     assert len(said) == 1 and "for one suggestion" in said[0]
 
@@ -233,7 +242,7 @@ def test_the_strategy_runs_on_one_thread_reporting_to_the_engine(records) -> Non
     torch.set_num_threads(2)
     try:
         s = eng.suggest(
-            SPACE, eng.history([{"a": "x", "b": 0, "c": True}], [1.0]), trial_index=1, n_issued=1
+            SPACE, Observations([{"a": "x", "b": 0, "c": True}], [1.0]), trial_index=1, n_issued=1
         )
         assert torch.get_num_threads() == 2
     finally:
@@ -254,10 +263,10 @@ def test_the_strategy_runs_on_one_blas_thread_and_the_callers_limit_returns() ->
 
     eng = engine(n_startup_trials=0)
     eng._strategy = Probe()
-    history = eng.history([{"a": "x", "b": 0, "c": True}], [1.0])
+    seen = Observations([{"a": "x", "b": 0, "c": True}], [1.0])
     with threadpool_limits(limits=2, user_api="blas"):
         assert blas_threads() and set(blas_threads()) == {2}
-        s = eng.suggest(SPACE, history, trial_index=1, n_issued=1)
+        s = eng.suggest(SPACE, seen, trial_index=1, n_issued=1)
         assert set(blas_threads()) == {2}
     assert set(s.config["threads"]) == {1}
 
@@ -291,9 +300,9 @@ def test_the_strategy_runs_on_the_cpu_under_another_default_device() -> None:
 
     eng = engine(n_startup_trials=0)
     eng._strategy = Probe()
-    history = eng.history([{"a": "x", "b": 0, "c": True}], [1.0])
+    seen = Observations([{"a": "x", "b": 0, "c": True}], [1.0])
     with torch.device("meta"):  # stands in for a user's CUDA default device
-        s = eng.suggest(SPACE, history, trial_index=1, n_issued=1)
+        s = eng.suggest(SPACE, seen, trial_index=1, n_issued=1)
         assert torch.empty(1).device.type == "meta"
     assert s.config["device"] == "cpu"
-    assert eng.suggest(SPACE, history, trial_index=2, n_issued=1).config["device"] == "cpu"
+    assert eng.suggest(SPACE, seen, trial_index=2, n_issued=1).config["device"] == "cpu"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import time
@@ -12,6 +13,7 @@ from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
+import optuna_plugins._base as optuna_base
 from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 from optuna_plugins._base import _pending_params
 
@@ -203,7 +205,7 @@ def test_a_dead_workers_trial_stops_being_busy_once_its_heartbeat_is_stale(
         assert states.count(TrialState.RUNNING) == 1 and seen == [1]  # still a busy point
 
 
-def _lost_race() -> tuple[optuna.Study, optuna.trial.Trial, list[int]]:
+def _lost_race(monkeypatch) -> tuple[optuna.Study, optuna.trial.Trial, list[int]]:
     """A study with one RUNNING trial, and a sampler whose model always picks that trial's
     configuration and whose read of the storage misses the trial (a worker that sampled at the
     same moment). Returns the study, the running trial and the pending counts the model saw."""
@@ -212,26 +214,27 @@ def _lost_race() -> tuple[optuna.Study, optuna.trial.Trial, list[int]]:
     study.optimize(mixed, n_trials=6)
     first = study.ask()
     mixed(first)  # stays RUNNING with its parameters stored
-    real = sampler._observations
+    real = optuna_base._observations
     calls: list[int] = []
 
-    def blind(study, trial, trials, search_space):
-        history, n_issued = real(study, trial, trials, search_space)
-        return type(history)(history.configs, history.values, ()), n_issued
+    def blind(study, others, search_space):
+        return dataclasses.replace(real(study, others, search_space), pending=())
 
     def model(space, history, n, rng):
         calls.append(len(history.pending))
         return [dict(first.params)] * n
 
-    sampler._observations = blind
+    monkeypatch.setattr(optuna_base, "_observations", blind)
     sampler._strategy.suggest = model
     return study, first, calls
 
 
-def test_a_worker_that_finds_its_configuration_taken_samples_again(optuna_logs) -> None:
+def test_a_worker_that_finds_its_configuration_taken_samples_again(
+    optuna_logs, monkeypatch
+) -> None:
     # Two workers sampling at the same moment do not see each other's trial as busy; the one that
     # finds its configuration stored by another trial afterwards picks again, avoiding it.
-    study, first, calls = _lost_race()
+    study, first, calls = _lost_race(monkeypatch)
     second = study.ask()
     mixed(second)
     assert calls == [0, 1]  # sampled twice: the claim seen after storing is a busy point

@@ -60,20 +60,20 @@ def test_a_value_outside_a_shrunken_range_is_not_fed_to_the_model(sampler_cls) -
     seen: list = []
     real = sampler._engine.suggest
 
-    def spy(space, history, **kwargs):
-        seen.append((space, history))
-        return real(space, history, **kwargs)
+    def spy(space, observed, **kwargs):
+        seen.append((space, observed))
+        return real(space, observed, **kwargs)
 
     sampler._engine.suggest = spy
     study.optimize(objective(1.0), n_trials=3)
     # the first trial after the change still reads [0, 10] from the trials before it
-    space, history = seen[-1]
+    space, observed = seen[-1]
     x = next(p for p in space.params if p.name == "x")
     assert (x.low, x.high) == (0.0, 1.0)
-    xs = [c["x"] for c in history.configs]
+    xs = [c["x"] for c in observed.configs]
     assert {0.5, 0.9} <= set(xs) and len(xs) == 4  # the two old ones inside, two new ones
-    assert all(0.0 <= c["x"] <= 1.0 for c in (*history.configs, *history.pending))
-    assert all(0.0 <= row <= 1.0 for row in space.encode(history.configs).ravel())
+    assert all(0.0 <= c["x"] <= 1.0 for c in (*observed.configs, *observed.pending))
+    assert all(0.0 <= row <= 1.0 for row in space.encode(observed.configs).ravel())
     assert all(0.0 <= t.params["x"] <= 1.0 for t in study.trials[-3:])
 
 

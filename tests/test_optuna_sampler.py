@@ -234,6 +234,27 @@ def test_a_failing_strategy_falls_back_with_a_warning(sampler_cls, optuna_logs) 
     assert len({tuple(sorted(t.params.items(), key=str)) for t in study.trials}) == 5
 
 
+class CountingEngine:
+    """The sampler's engine, recording each attribute the sampler reads from it."""
+
+    def __init__(self, engine) -> None:
+        self.engine, self.reads = engine, []
+
+    def __getattr__(self, name: str):
+        self.reads.append(name)
+        return getattr(self.engine, name)
+
+
+def test_each_suggestion_is_one_call_into_the_engine(sampler_cls) -> None:
+    sampler = sampler_cls(seed=0, n_startup_trials=3)
+    counting = sampler._engine = CountingEngine(sampler._engine)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(objective, n_trials=6)
+    # the first trial has no relative search space yet: its parameters are sampled independently
+    assert counting.reads == ["suggest"] * 5
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)
+
+
 def test_reseed_rng_changes_suggestions_and_reseeds_the_independent_sampler(sampler_cls) -> None:
     calls = []
 

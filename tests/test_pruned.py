@@ -11,7 +11,7 @@ import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution
 from optuna.trial import TrialState, create_trial
 
-from common.engine import SuggestionEngine
+from common.engine import Observations, SuggestionEngine
 from common.space.pruned import IMPUTATIONS, can_start, impute
 from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
 
@@ -66,11 +66,13 @@ def test_the_engine_flips_maximised_curves_and_marks_pruned_rows():
         MixboSampler()._engine.method, name="T", logger=logging.getLogger("t"), seed=0
     )
     history = engine.history(
-        [{"x": 0.1}, {"x": 0.2}, {"x": 0.3}],
-        [0.9, 0.5, None],
-        maximize=True,
-        curves=[{1: 0.3, 2: 0.9}, {1: 0.2, 2: 0.5}, {1: 0.1}],
-        pruned=[False, False, True],
+        Observations(
+            [{"x": 0.1}, {"x": 0.2}, {"x": 0.3}],
+            [0.9, 0.5, None],
+            maximize=True,
+            curves=[{1: 0.3, 2: 0.9}, {1: 0.2, 2: 0.5}, {1: 0.1}],
+            pruned=[False, False, True],
+        )
     )
     assert list(history.pruned) == [False, False, True] and history.n_pruned == 1
     assert history.values[2] > history.values[1] > history.values[0]  # worst when minimised

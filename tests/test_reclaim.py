@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import common.reclaim as reclaim
-from common.engine import SuggestionEngine
+from common.engine import Observations, SuggestionEngine
 from common.methods.casmopolitan.options import CasmopolitanOptions
 from common.models.gp import SharedTrainGP
 from common.space.mixed_space import Categorical, Float, MixedSpace
@@ -39,8 +39,8 @@ def run_model_suggestions(n: int) -> None:
     configs = SPACE.decode(SPACE.sample(12, rng))
     values = [c["x"] ** 2 + c["y"] ** 2 + c["c"] for c in configs]
     for _ in range(n):
-        history = engine.history(configs, values)
-        s = engine.suggest(SPACE, history, trial_index=len(configs), n_issued=len(configs))
+        seen = Observations(configs, values)
+        s = engine.suggest(SPACE, seen, trial_index=len(configs), n_issued=len(configs))
         assert s.source == "model"
         configs.append(s.config)
         values.append(s.config["x"] ** 2 + s.config["y"] ** 2 + s.config["c"])

@@ -16,7 +16,7 @@ from common.acquisition.scalarization import (
     scalarize,
     single_objective,
 )
-from common.engine import SuggestionEngine
+from common.engine import Observations, SuggestionEngine
 from common.methods.cocabo.options import CoCaBOOptions
 from common.space.history import History
 
@@ -119,7 +119,7 @@ def test_engine_history_flips_maximised_objectives_and_drops_failed_rows() -> No
     engine = _engine()
     configs = [{"x": float(i)} for i in range(5)]
     values = [[1.0, 2.0], None, [3.0, float("nan")], [1.0, 5.0], [0.5, 1.0]]
-    history = engine.history(configs, values, maximize=[False, True])
+    history = engine.history(Observations(configs, values, maximize=[False, True]))
     assert history.n_objectives == 2 and len(history) == 3
     assert [c["x"] for c in history.configs] == [0.0, 3.0, 4.0]
     assert np.array_equal(history.objectives, [[1.0, -2.0], [1.0, -5.0], [0.5, -1.0]])
@@ -129,7 +129,9 @@ def test_engine_history_flips_maximised_objectives_and_drops_failed_rows() -> No
 
 def test_engine_history_drops_pruned_trials_of_a_multi_objective_study() -> None:
     history = _engine().history(
-        [{"x": 0.0}, {"x": 1.0}], [[1.0, 1.0], None], maximize=[False, False], pruned=[0, 1]
+        Observations(
+            [{"x": 0.0}, {"x": 1.0}], [[1.0, 1.0], None], maximize=[False, False], pruned=[0, 1]
+        )
     )
     assert [c["x"] for c in history.configs] == [0.0]
 
@@ -139,8 +141,8 @@ def test_engine_history_clips_infinite_values_per_objective_and_warns_once(caplo
     configs = [{"x": float(i)} for i in range(3)]
     values = [[1.0, 10.0], [float("inf"), 20.0], [3.0, -float("inf")]]
     with caplog.at_level(logging.WARNING, logger="test.mixbo"):
-        history = engine.history(configs, values, maximize=[False, False])
-        engine.history(configs, values, maximize=[False, False])
+        history = engine.history(Observations(configs, values, maximize=[False, False]))
+        engine.history(Observations(configs, values, maximize=[False, False]))
     assert np.array_equal(history.objectives, [[1.0, 10.0], [3.0, 20.0], [3.0, 10.0]])
     assert sum("infinite" in r.getMessage() for r in caplog.records) == 1
 
@@ -148,7 +150,7 @@ def test_engine_history_clips_infinite_values_per_objective_and_warns_once(caplo
 def test_engine_history_wants_a_bool_for_one_objective() -> None:
     engine = _engine()
     with pytest.raises(ValueError, match="one bool"):
-        engine.history([{"x": 0.0}], [[2.0]], maximize=[True])
+        engine.history(Observations([{"x": 0.0}], [[2.0]], maximize=[True]))
 
 
 def test_history_checks_its_objectives() -> None:
