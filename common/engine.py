@@ -22,9 +22,10 @@ Optuna and Ray Tune alike:
   a suggestion does not depend on how many calls came before it (a pickled copy, a restored
   searcher and another process holding the same study all agree);
 - one torch thread on the CPU, and the core's warnings sent to the framework's logger;
-- the taken configurations (every observed one, modelled or not, and the running ones), with :mod:`common.space.configset`'s
-  one definition of "the same configuration": a suggestion equal to a taken one is replaced by a
-  random free one, and only a search space with no free configuration left repeats (said once);
+- the taken configurations (every observed one, modelled or not, and the running ones), with
+  :mod:`common.space.configset`'s one definition of "the same configuration": a suggestion equal
+  to a taken one is replaced by a random free one, and only a search space with no free
+  configuration left repeats (said once);
 - the claims of other workers: a configuration another worker took while this one sampled is
   sampled again, avoiding it (``claim``, up to :data:`MAX_CLAIMS` times);
 - the fallback: a strategy that raises gives a random free configuration and one warning per cause;

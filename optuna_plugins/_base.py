@@ -250,6 +250,7 @@ class MixedBOSampler(BaseSampler):
             return {}
         trials = study.get_trials(deepcopy=False, states=_STATES)
         others = [t for t in trials if t.number != trial.number]
+        finished = {t.number for t in others if t.state != TrialState.RUNNING}
 
         def claim(suggestion: Suggestion) -> list[dict[str, Any]]:
             """Store the suggestion with the trial; the configurations other trials have taken."""
@@ -257,7 +258,7 @@ class MixedBOSampler(BaseSampler):
             _store_relative_params(study, trial, params, search_space)
             if suggestion.fits:
                 _store_text(study, trial, _WARM_FITS_KEY, suggestion.fits)
-            return self._taken_elsewhere(study, trial, search_space)
+            return self._taken_elsewhere(study, trial, search_space, finished)
 
         suggestion = self._engine.suggest(
             to_mixed_space(search_space),
@@ -274,10 +275,13 @@ class MixedBOSampler(BaseSampler):
 
     @staticmethod
     def _taken_elsewhere(
-        study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+        study: Study,
+        trial: FrozenTrial,
+        search_space: dict[str, BaseDistribution],
+        finished: set[int],
     ) -> list[dict[str, Any]]:
         """The parameters other trials have taken (completed, or running and known), read after
-        ours.
+        ours; the ``finished`` trials, already among the engine's observations, are skipped.
 
         Two workers that sample at the same moment do not see each other's trial as busy (and the
         model, fitted to the same data, can put both at the same bound). Each re-reads the storage
@@ -288,7 +292,7 @@ class MixedBOSampler(BaseSampler):
         """
         taken = []
         for t in study.get_trials(deepcopy=False, states=_STATES):
-            if t.number == trial.number:
+            if t.number == trial.number or t.number in finished:
                 continue
             if not fits_space(t, search_space):
                 params = None

@@ -204,6 +204,58 @@ def test_fit_learns_which_categorical_matters() -> None:
     assert mean[2] < min(mean[0], mean[1]) - 1.0  # value 2 is the bad one (the model is of −y)
 
 
+# ---------------------------------------------------------------------- factor extension
+def _conditioned(X, y, params):
+    model = build_gp(X, y, lambda: matern_kernel([0, 1]))
+    assert load_parameters(model, params)
+    return model.eval()
+
+
+@pytest.mark.parametrize("grown", [1, 3])
+def test_a_factor_extended_by_new_rows_is_the_factor_of_all_rows(
+    fitted, grown, monkeypatch
+) -> None:
+    _, _, _, params = fitted
+    X, y = _smooth_data(gp.EXTEND_FROM + grown, seed=4)
+    earlier = _conditioned(X[:-grown], y[:-grown], params)
+    record = earlier.factor_record()
+    earlier.moments()  # its factor, as a suggestion computes it
+    extended, anew = _conditioned(X, y, params), _conditioned(X, y, params)
+    extended.extends(record)
+    shapes = []
+    kernel_matrix = gp.kernel_matrix
+
+    def recorded(kernel, a, b):
+        shapes.append((len(a), len(b)))
+        return kernel_matrix(kernel, a, b)
+
+    monkeypatch.setattr(gp, "kernel_matrix", recorded)
+    L, alpha = extended._cholesky_and_weights()
+    assert max(shapes) == (grown, len(X) - grown)  # only the new rows' covariances
+    L_anew, alpha_anew = anew._cholesky_and_weights()
+    assert max(shapes) == (len(X), len(X))
+    torch.testing.assert_close(L, L_anew, rtol=1e-9, atol=1e-12)
+    torch.testing.assert_close(alpha, alpha_anew, rtol=1e-8, atol=1e-10)
+    assert L.numpy().flags["F_CONTIGUOUS"]  # what LAPACK's solves take without a copy
+    probe = np.random.default_rng(5).random((7, 2))
+    np.testing.assert_allclose(_mean_std(extended, probe), _mean_std(anew, probe), rtol=1e-8)
+
+
+def test_only_a_long_prefix_of_the_same_rows_is_extended(fitted) -> None:
+    _, _, _, params = fitted
+    X, y = _smooth_data(gp.EXTEND_FROM + 1, seed=4)
+    short = _conditioned(X[:20], y[:20], params)
+    other = _conditioned(X[1:-1], y[1:-1], params)  # not a prefix of X
+    unfactored = _conditioned(X[:-1], y[:-1], params)
+    records = [short.factor_record(), other.factor_record(), unfactored.factor_record()]
+    short.moments()
+    other.moments()
+    for record in records:
+        model = _conditioned(X, y, params)
+        model.extends(record)
+        assert model._extended_factor(model.train_inputs[0]) is None
+
+
 # ---------------------------------------------------------------------- warm starts
 def test_parameters_load_back_into_a_fresh_model(fitted) -> None:
     X, y, model, _ = fitted

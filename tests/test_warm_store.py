@@ -13,6 +13,7 @@ import torch
 from common.batch.busy import BusyPolicy
 from common.methods.cocabo.options import CoCaBOOptions
 from common.models import refit
+from common.models.gp import SharedTrainGP
 from common.models.refit import COLD_SUBSET, cold_subset, refit_due
 from common.models.warm_store import dumps, key_digest, loads
 from common.space.history import History
@@ -138,11 +139,22 @@ def test_a_long_history_conditions_the_last_fit_between_refits(monkeypatch) -> N
     fits = []
     real = refit.fit_gp
     monkeypatch.setattr(refit, "fit_gp", lambda *a, **k: fits.append(len(a[1])) or real(*a, **k))
+    extended = []
+    grow = SharedTrainGP._extended_factor
+
+    def counted(self, X):
+        L = grow(self, X)
+        if L is not None:
+            extended.append(len(X))
+        return L
+
+    monkeypatch.setattr(SharedTrainGP, "_extended_factor", counted)
     cocabo = CoCaBOOptions().make(BusyPolicy())
     for n in (201, 202, 203, 204):  # 1 fits a subsample (nothing known yet), 2, 4 are due
         cocabo.suggest(space, History(tuple(configs[:n]), values[:n]), 1, rng)
     assert fits == [len(cold_subset(201)), 202, 204]
     assert len(cold_subset(201)) <= COLD_SUBSET
+    assert extended == [203]  # the conditioned model grows the factor of 202's fit
 
 
 def test_a_fit_from_the_priors_in_a_long_study_sees_an_even_subsample() -> None:

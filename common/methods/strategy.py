@@ -36,6 +36,7 @@ class Strategy(ABC):
         self.busy = busy
         self._warm: dict[Any, Any] = {}
         self._adopted: dict[str, Any] = {}  # fits read from the study, by key digest
+        self._latest: dict[Any, tuple[Any, list]] = {}  # key -> (params, a factor record)
         self._warm_lock = threading.Lock()
 
     @abstractmethod
@@ -110,14 +111,32 @@ class Strategy(ABC):
             while len(self._warm) > 8:  # a few spaces at most (dynamic search spaces)
                 self._warm.pop(next(iter(self._warm)))
 
+    def continue_from_latest(self, key: Any, params: Any, model: Any) -> None:
+        """Let ``model``, built under ``key`` with the hyper-parameters ``params``, extend the
+        factor of the last model built with the same ``params`` under ``key``
+        (:meth:`common.models.gp.SharedTrainGP.extends`), and become that last model (its
+        factor only is kept, not the model)."""
+        record = getattr(model, "factor_record", None)
+        if record is None:
+            return
+        with self._warm_lock:
+            latest = self._latest.get(key)
+            if latest is not None and latest[0] is params:
+                model.extends(latest[1])
+            self._latest[key] = (params, record())
+            while len(self._latest) > 8:  # as many as warm starts
+                self._latest.pop(next(iter(self._latest)))
+
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()  # the warm starts travel too: a copy continues identically
         del state["_warm_lock"]
+        state["_latest"] = {}  # models are a cache: a copy factors its next model anew
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.__dict__.setdefault("_adopted", {})  # a checkpoint from before adopted fits
+        self.__dict__.setdefault("_latest", {})
         self._warm_lock = threading.Lock()
 
 

@@ -70,15 +70,18 @@ def refit_or_reuse(
     if params is not None and not refit_due(n_observations, every):
         model = condition(params)
         if model is not None:
+            strategy.continue_from_latest(key, params, model)
             return model
     if params is None and fit_subset is not None and n_observations > COLD_SUBSET:
         _, params = fit_subset(cold_subset(n_observations))
         model = condition(params)
         if model is not None:
             strategy.remember(key, params)
+            strategy.continue_from_latest(key, params, model)
             return model
     model, params = fit(params)
     strategy.remember(key, params)
+    strategy.continue_from_latest(key, params, model)
     return model
 
 
