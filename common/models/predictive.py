@@ -41,7 +41,8 @@ class Moments:
     def forward(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple]:
         """``(μ, σ, saved)`` at ``rows`` (``(m, D)``); ``saved`` is what :meth:`backward` needs."""
         K, kernel_saved = self.cross.part.forward(rows)
-        V, info = lapack.dtrtrs(self.L, np.ascontiguousarray(K.T), lower=1)
+        # Kᵀ of a row-major K is already the column-major right-hand side LAPACK takes: no copy
+        V, info = lapack.dtrtrs(self.L, np.asfortranarray(K.T), lower=1)
         if info != 0:
             raise np.linalg.LinAlgError("singular Cholesky factor")
         mean = self.constant + K @ self.alpha
