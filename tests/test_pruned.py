@@ -215,3 +215,23 @@ def test_ray_points_given_as_pruned_are_modelled_from_their_intermediate_values(
     history = searcher.history()
     assert list(history.pruned) == [False, False, True]
     assert history.values[2] > 0.6
+
+
+@pytest.mark.parametrize("n_startup_trials", [0, 10])
+def test_a_ray_point_given_as_pruned_without_values_is_not_modelled_but_taken(n_startup_trials):
+    pytest.importorskip("ray.tune")
+    from ray import tune
+
+    from ray_plugins import MixboSearch
+
+    space = {"a": tune.choice(["p", "q", "r"]), "b": tune.choice([0])}
+    searcher = MixboSearch(
+        space, metric="loss", mode="min", seed=0, n_startup_trials=n_startup_trials
+    )
+    searcher.add_evaluated_point({"a": "p", "b": 0}, 0.5)
+    searcher.add_evaluated_point({"a": "q", "b": 0}, None, pruned=True)  # stopped before a report
+    assert len(searcher.history()) == 1
+    for seed in range(5):  # whatever the seed, the one free configuration
+        searcher._engine._base_seed = seed
+        assert searcher.suggest(f"t{seed}")["a"] == "r"
+        searcher.on_trial_complete(f"t{seed}", error=True)  # frees it again
