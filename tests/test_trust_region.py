@@ -9,6 +9,9 @@ import numpy as np
 import pytest
 import torch
 
+from common.methods.casmopolitan import strategy as casmopolitan_strategy
+from common.methods.casmopolitan.options import CasmopolitanOptions
+from common.methods.casmopolitan.strategy import Casmopolitan
 from common.methods.casmopolitan.trust_region import (
     LENGTH_INIT,
     LENGTH_MIN,
@@ -24,6 +27,8 @@ from common.methods.casmopolitan.trust_region import (
 from common.models.gp import fit_gp
 from common.models.kernels.mixture import casmopolitan_kernel
 from common.models.kernels.overlap import TransformedOverlapKernel, _matches
+from common.space.history import History
+from common.space.mixed_space import Categorical, Float, MixedSpace
 
 
 def _config(n_cat=25, n_cont=0, n_init=0, fail=4, succ=3) -> TrustRegionConfig:
@@ -300,3 +305,28 @@ def test_fitted_weights_find_the_relevant_dimensions() -> None:
     model, _ = fit_gp(X, y, lambda: casmopolitan_kernel((), range(6)))
     w = model.covar_module.base_kernel.weights.detach().numpy().reshape(-1)
     assert set(np.argsort(-w)[:2]) == {0, 3}
+
+
+def test_the_strategys_state_grows_with_the_history_as_a_full_replay_gives_it(
+    monkeypatch,
+) -> None:
+    replays = []
+    monkeypatch.setattr(
+        casmopolitan_strategy, "replay", lambda v, c: replays.append(len(v)) or replay(v, c)
+    )
+    space = MixedSpace([Categorical("c", ["a", "b", "c"]), Float("x", 0.0, 1.0)])
+    rng = np.random.default_rng(0)
+    configs = space.decode(space.sample(120, rng))
+    values = rng.standard_normal(120).cumsum()  # runs of successes and failures: restarts too
+    strategy = Casmopolitan(CasmopolitanOptions(n_init=5))
+    config = TrustRegionConfig.for_dims(1, 1, 5)
+    lengths = [10, 11, 12, 40, 40, 41, 120]
+    for n in lengths:
+        state = strategy.trust_region_state(space, History(tuple(configs[:n]), values[:n]))
+        assert state == replay(values[:n], config)
+    changed = values.copy()
+    changed[3] -= 5.0  # an earlier value differs (another history): replayed from the start
+    state = strategy.trust_region_state(space, History(tuple(configs), changed))
+    assert state == replay(changed, config) != replay(values, config)
+    assert replay(values, config).restart > 0
+    assert replays == [10, 120]  # the first and the changed history; the others grew

@@ -35,7 +35,13 @@ from common.batch.greedy import greedy_batch
 from common.batch.pending import encode_pending
 from common.log import warn
 from common.methods.casmopolitan.restart_centre import choose_restart_centre
-from common.methods.casmopolitan.trust_region import TrustRegionConfig, region_of, replay
+from common.methods.casmopolitan.trust_region import (
+    TrustRegionConfig,
+    TrustRegionState,
+    region_of,
+    replay,
+    update_state,
+)
 from common.methods.second_opinion import additive_model, applies, best_by_both
 from common.methods.strategy import Strategy, canonical_inputs, random_configs
 from common.models.gp import FIT_MAXITER, WARM_FIT_MAXITER
@@ -65,12 +71,16 @@ class Casmopolitan(Strategy):
     (:mod:`common.batch.penalization`); restart centres are only kept apart from them.
     """
 
+    # the last trust-region state, with the configuration and values it was replayed from
+    _replayed: tuple[TrustRegionConfig, np.ndarray, TrustRegionState] | None = None
+
     def __init__(self, options: CasmopolitanOptions, busy: BusyPolicy = BusyPolicy()) -> None:
         super().__init__(busy)
         self.options = options
 
     def trust_region_state(self, space: MixedSpace, history: History):
-        """The trust-region state after ``history`` (a pure function of its ordered values)."""
+        """The trust-region state after ``history`` (a pure function of its ordered values,
+        continued from the last call's state where those values begin this history's)."""
         config = TrustRegionConfig.for_dims(
             len(space.cat_dims),
             len(space.cont_dims),
@@ -78,8 +88,21 @@ class Casmopolitan(Strategy):
             failure_tolerance=self.options.failure_tolerance,
             success_tolerance=self.options.success_tolerance,
         )
-
-        return replay(effective_values(history), config)
+        values = effective_values(history)
+        last = self._replayed
+        if (
+            last is not None
+            and last[0] == config
+            and len(last[1]) <= len(values)
+            and np.array_equal(last[1], values[: len(last[1])])
+        ):  # the same study grown: fold in its new observations only
+            state = last[2]
+            for value in values[len(last[1]) :]:
+                state = update_state(state, value)
+        else:
+            state = replay(values, config)
+        self._replayed = (config, np.array(values), state)
+        return state
 
     def suggest(
         self, space: MixedSpace, history: History, n: int, rng: np.random.Generator
