@@ -169,15 +169,9 @@ def _single_objective(runs: Sequence[RunData]) -> list[str]:
     lines: list[str] = []
     problems = _ordered(s.problem for s in settings)
     samplers = _ordered(r.sampler for r in runs)
-    seeds = sorted({r.seed for r in runs})
-    trials = sorted({r.n_trials for r in runs if r.n_trials})
     ours = {r.sampler for r in runs if r.mixbo}
     lines += [
-        f"Problems: {', '.join(problems)}. Samplers: "
-        + ", ".join(f"**{s}**" if s in ours else s for s in samplers)
-        + f". Seeds: {', '.join(map(str, seeds))}. Trials per run: "
-        + ", ".join(map(str, trials))
-        + ".",
+        run_data.what_ran(runs, problems, samplers, ours),
         "",
         "- Samplers in bold are mixbo's; each name is `mixbo-compare -s NAME`'s: "
         + ", ".join(f"{s} = {SAMPLER_CLASSES[s]}" for s in samplers if s in SAMPLER_CLASSES)

@@ -128,16 +128,10 @@ def section(runs: Sequence[RunData], classes: dict[str, str]) -> list[str]:
     settings = group(runs)
     samplers = ordered(r.sampler for r in runs)
     ours = {r.sampler for r in runs if r.mixbo}
-    seeds = sorted({r.seed for r in runs})
-    trials = sorted({r.n_trials for r in runs if r.n_trials})
     lines = [
         "## Multi-objective problems",
         "",
-        f"Problems: {', '.join(ordered(s.problem for s in settings))}. Samplers: "
-        + ", ".join(f"**{s}**" if s in ours else s for s in samplers)
-        + f". Seeds: {', '.join(map(str, seeds))}. Trials per run: "
-        + ", ".join(map(str, trials))
-        + ".",
+        run_data.what_ran(runs, ordered(s.problem for s in settings), samplers, ours),
         "",
         "- Samplers in bold are mixbo's; "
         + ", ".join(f"{s} = {classes[s]}" for s in samplers if s in classes)

@@ -182,3 +182,19 @@ def settings(
                 failed=failed,
             )
             yield setting, mine
+
+
+def what_ran(
+    runs: Sequence[RunData], problems: Sequence[str], samplers: Sequence[str], ours: set[str]
+) -> str:
+    """The line that opens a report's section: its problems, samplers (mixbo's in bold), seeds
+    and trials per run."""
+    seeds = sorted({r.seed for r in runs})
+    trials = sorted({r.n_trials for r in runs if r.n_trials})
+    return (
+        f"Problems: {', '.join(problems)}. Samplers: "
+        + ", ".join(f"**{s}**" if s in ours else s for s in samplers)
+        + f". Seeds: {', '.join(map(str, seeds))}. Trials per run: "
+        + ", ".join(map(str, trials))
+        + "."
+    )
