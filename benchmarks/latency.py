@@ -221,8 +221,10 @@ def store(folder: str, rows: list[dict], clock: str) -> None:
     for key in ("code", "baseline_code"):  # nothing is cached: a timing is measured afresh
         stamp.pop(key)
     previous = provenance.read(folder)
-    if previous and previous["command"] != stamp["command"]:
+    if previous and stamp["command"] not in previous["command"].split(" && "):
         stamp["command"] = previous["command"] + " && " + stamp["command"]
+    elif previous:  # the same command again: the folder's command stays what it was
+        stamp["command"] = previous["command"]
     provenance.write(folder, stamp)
 
 

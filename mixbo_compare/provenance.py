@@ -24,8 +24,8 @@ LIBRARIES = ("optuna", "torch", "gpytorch", "botorch", "numpy", "scipy")
 
 
 def git_commit(root: Path) -> str:
-    """The checkout's commit (``-dirty`` when tracked files differ from it), or ``"unknown"``
-    outside a git checkout."""
+    """The checkout's commit (``-dirty`` when tracked files other than the stored runs and
+    pages, which measurements write, differ from it), or ``"unknown"`` outside a git checkout."""
 
     def git(*args: str) -> str:
         done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
@@ -35,7 +35,8 @@ def git_commit(root: Path) -> str:
 
     try:
         commit = git("rev-parse", "--short=12", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no")
+        outputs = (":(exclude)docs/runs", ":(exclude)docs/results")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", *outputs)
     except OSError:
         return "unknown"
     return commit + ("-dirty" if dirty else "")

@@ -58,7 +58,24 @@ def test_the_benchmark_stores_a_folder_the_pages_render(tmp_path: Path) -> None:
     assert [(r["n"], r["sampler"]) for r in rows] == [(12, "random"), (12, "tpe")]
     stamp = provenance.read(out)
     assert stamp["command"].startswith("OMP_NUM_THREADS=1 python ") and "code" not in stamp
+    assert " && " not in stamp["command"]  # the same command again is stated once
     written = pages.rebuild(tmp_path)
     page = (tmp_path / "results" / "latency.md").read_text()
     assert tmp_path / "results" / "latency.md" in written
     assert "| 12 | TPESampler |" in page and "Code: mixbo at commit" in page
+
+
+def test_the_stored_runs_a_measurement_writes_do_not_make_the_code_dirty(tmp_path: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "docs" / "runs").mkdir(parents=True)
+    (tmp_path / "code.py").write_text("x = 1\n")
+    (tmp_path / "docs" / "runs" / "latency.csv").write_text("a\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "m")
+    (tmp_path / "docs" / "runs" / "latency.csv").write_text("b\n")
+    assert not provenance.git_commit(tmp_path).endswith("-dirty")
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert provenance.git_commit(tmp_path).endswith("-dirty")
