@@ -25,11 +25,13 @@ class Strategy(ABC):
     and a batch's earlier picks) count; see
     :func:`common.batch.penalization.acquisition_with_busy_points`.
 
-    Any state a method needs (bandit weights, trust regions) is recomputed from the ordered
-    ``history``; the only thing kept between calls is a small cache of GP hyper-parameters that
-    warm-starts the next fit. It is pickled with the strategy, so a copy continues identically,
-    and it travels as text (:meth:`warm_text`, :meth:`adopt_warm`), so that a new worker of the
-    same study starts from the fits of the others (:mod:`common.models.warm_store`).
+    Any state a method needs (bandit weights, trust regions) is a function of the ordered
+    ``history``; what is kept between calls is a small cache of GP hyper-parameters that
+    warm-starts the next fit, and shortcuts that give the same results faster (the last model's
+    Cholesky factor, :meth:`continue_from_latest`, dropped when pickled). The hyper-parameters
+    are pickled with the strategy, so a copy continues identically, and they travel as text
+    (:meth:`warm_text`, :meth:`adopt_warm`), so that a new worker of the same study starts from
+    the fits of the others (:mod:`common.models.warm_store`).
     """
 
     def __init__(self, busy: BusyPolicy = BusyPolicy()) -> None:

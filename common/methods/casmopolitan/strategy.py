@@ -10,8 +10,9 @@ chosen at every refit by the MAP objective (:mod:`common.models.kernel_choice`);
 maximised by local search inside a trust region around the best point of the current restart (a
 Hamming ball and an ARD-shaped box) whose size follows TuRBO's success/failure rule; when it
 collapses, the next restart is centred by GP-UCB on an auxiliary GP of the earlier restarts' bests.
-The trust-region state is replayed from the ordered history on every call
-(:func:`common.methods.casmopolitan.trust_region.replay`).
+The trust-region state is a function of the ordered history
+(:func:`common.methods.casmopolitan.trust_region.replay`), continued from the last call's where
+the history only grew.
 
 >>> strategy = CasmopolitanOptions(n_init=10).make(BusyPolicy())
 >>> configs = strategy.suggest(space, history, 1, np.random.default_rng(0))
