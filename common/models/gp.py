@@ -116,9 +116,8 @@ class SharedTrainGP(SingleTaskGP):
         prefix of this one's training rows (the last suggestion's, before the new
         observations). The factor of the old rows is the same matrix, so only the new rows'
         block is computed, O(n² m) for m new rows instead of the kernel matrix and factor of all
-        n, O(n³) (at 1000 observations most of a suggestion's time between refits). Anything
-        else (fewer than :data:`EXTEND_FROM` rows, other rows first, a failed block) factors
-        anew."""
+        n, O(n³). Anything else (fewer than :data:`EXTEND_FROM` rows, other rows first, a failed
+        block) factors anew."""
         self._earlier = record
 
     def _extended_factor(self, X: torch.Tensor) -> torch.Tensor | None:
