@@ -21,7 +21,10 @@ if TYPE_CHECKING:
 REFIT_GROWTH = 100  # past this many observations, hyper-parameters are refitted per 1% of growth
 
 
-COLD_SUBSET = 2 * REFIT_GROWTH  # a fit with nothing to start from sees at most this many points
+# A fit with nothing to start from sees at most this many points, evenly spread; conditioned on
+# every observation, its hyper-parameters serve until the next scheduled refit, warm-started
+# from them, sees everything (docs/decisions.md, "A new worker's first fit").
+COLD_SUBSET = REFIT_GROWTH // 2
 
 
 def cold_subset(n_observations: int) -> np.ndarray:
@@ -64,7 +67,8 @@ def refit_or_reuse(
     study, nothing stored with it), ``fit_subset(rows)`` fits the :func:`cold_subset` rows only
     and the model conditions those hyper-parameters on all data: a MAP estimate from a uniform
     subsample, refined by the next refit :func:`refit_due` asks for (within 1% more trials),
-    instead of a fit from the priors that costs O(n³) per iteration (about 40 s at 1000 points).
+    instead of a fit from the priors that costs O(n³) per iteration (about 40 s at 1000 points) and
+    most of a new worker's first suggestion at 100.
     """
     params = strategy.warm_start(key)
     if params is not None and not refit_due(n_observations, every):
