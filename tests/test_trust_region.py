@@ -15,11 +15,13 @@ from common.methods.casmopolitan.strategy import Casmopolitan
 from common.methods.casmopolitan.trust_region import (
     LENGTH_INIT,
     LENGTH_MIN,
+    LOCAL_DATA,
     TrustRegionConfig,
     box_bounds,
     default_failure_tolerance,
     default_hamming_failure_tolerance,
     initial_state,
+    nearest_rows,
     region_of,
     replay,
     update_state,
@@ -27,6 +29,7 @@ from common.methods.casmopolitan.trust_region import (
 from common.models.gp import fit_gp
 from common.models.kernels.mixture import casmopolitan_kernel
 from common.models.kernels.overlap import TransformedOverlapKernel, _matches
+from common.models.refit import refit_due
 from common.space.history import History
 from common.space.mixed_space import Categorical, Float, MixedSpace
 
@@ -330,3 +333,64 @@ def test_the_strategys_state_grows_with_the_history_as_a_full_replay_gives_it(
     assert state == replay(changed, config) != replay(values, config)
     assert replay(values, config).restart > 0
     assert replays == [10, 120]  # the first and the changed history; the others grew
+
+
+# ---------------------------------------------------------------------- local data
+def test_the_nearest_rows_count_mismatched_categories_and_numeric_distance() -> None:
+    X = np.array(
+        [
+            [0, 0, 0.50],  # the centre
+            [1, 1, 0.50],  # two categories off
+            [0, 0, 0.90],  # 0.4 away on the numeric column
+            [1, 0, 0.50],  # one category off
+            [0, 0, 0.45],  # 0.05 away
+            [0, 1, 0.45],  # one category and 0.05 off
+        ]
+    )
+    centre = X[0]
+    assert list(nearest_rows(X, centre, [0, 1], [2], k=3)) == [0, 2, 4]  # in history order
+    assert list(nearest_rows(X, centre, [0, 1], [2], k=4)) == [0, 2, 3, 4]  # tie: the earlier
+    assert list(nearest_rows(X, centre, [0, 1], [2], k=6)) == list(range(6))
+    assert list(nearest_rows(X[:2], centre, [0, 1], [2])) == [0, 1]  # short: every row
+
+
+def test_a_long_studys_trust_region_models_its_nearest_observations(monkeypatch) -> None:
+    """Past LOCAL_DATA observations the GP sees the ones nearest the centre (the centre among
+    them), refitted when the whole history's length says so."""
+    from common.models import kernel_choice
+
+    space = MixedSpace([Categorical("c", ["a", "b", "c"]), Float("x", 0.0, 1.0)])
+    rng = np.random.default_rng(3)
+    n = LOCAL_DATA + 60
+    configs = space.decode(space.sample(n, rng))
+    values = np.array([(c["x"] - 0.3) ** 2 + (c["c"] != "b") for c in configs])
+    seen, modelled = [], []
+    real = kernel_choice.fit_gp_scored
+    monkeypatch.setattr(
+        kernel_choice, "fit_gp_scored", lambda X, *a, **k: seen.append(len(X)) or real(X, *a, **k)
+    )
+    picker = Casmopolitan._local_picker
+
+    def local_picker(self, space, model, X, at, *a, **k):
+        modelled.append((X, at))
+        return picker(self, space, model, X, at, *a, **k)
+
+    monkeypatch.setattr(Casmopolitan, "_local_picker", local_picker)
+    strategy = Casmopolitan(CasmopolitanOptions(n_init=5))
+    history = History(tuple(configs), values)
+    state = strategy.trust_region_state(space, history)
+    assert not state.needs_centre
+    strategy.suggest(space, history, 1, rng)
+    X = space.encode(configs)
+    local = nearest_rows(X, X[state.best_index], space.cat_dims, space.cont_dims)
+    ((Xn, at),) = modelled
+    assert len(local) == len(Xn) == LOCAL_DATA < n
+    assert np.array_equal(Xn, X[local])  # every observation the model saw is a near one
+    assert local[at] == state.best_index  # the centre among them
+    seen.clear()
+    for _ in range(3):  # refits per 1% of the whole history's growth, not at every call
+        more = space.decode(space.sample(1, rng))
+        configs, values = configs + more, np.append(values, 1.0)
+        strategy.suggest(space, History(tuple(configs), values), 1, rng)
+    refits = sum(refit_due(m, 2) for m in (n + 1, n + 2, n + 3))
+    assert seen.count(LOCAL_DATA) == 2 * refits == 2  # two kernel forms; the rest: restart GPs

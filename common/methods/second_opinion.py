@@ -55,14 +55,32 @@ def applies(space: MixedSpace) -> bool:
     return bool(space.cont_dims) and any(k >= MIN_CHOICES for k in space.n_choices)
 
 
-def additive_model(strategy, space: MixedSpace, X: np.ndarray, values: np.ndarray, every: int):
+def additive_model(
+    strategy,
+    space: MixedSpace,
+    X: np.ndarray,
+    values: np.ndarray,
+    every: int,
+    study_length: int | None = None,
+):
     """The GP of CoCaBO's kernel (its additive overlap kernel mixed with Matérn-5/2 on the
     continuous columns) on blended targets (:func:`common.models.warpings.blend_standardise`),
-    refitted every ``every`` observations (:data:`REFIT_MAXITER` iterations from its last fit) and
-    conditioned on all of them in between."""
+    refitted every ``every`` observations (:data:`REFIT_MAXITER` iterations from its last fit;
+    of ``study_length`` where ``X`` is part of a longer history) and conditioned on all of them
+    in between."""
     make = partial(cocabo_kernel, list(space.cont_dims), list(space.cat_dims))
     key = ("casmopolitan-main-effects", space)
-    return fit_or_condition(strategy, key, X, values, make, every, REFIT_MAXITER, warping="blend")
+    return fit_or_condition(
+        strategy,
+        key,
+        X,
+        values,
+        make,
+        every,
+        REFIT_MAXITER,
+        warping="blend",
+        study_length=study_length,
+    )
 
 
 def best_by_both(acqf, second, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:

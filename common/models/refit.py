@@ -57,6 +57,7 @@ def refit_or_reuse(
     fit: Callable,
     every: int = 1,
     fit_subset: Callable | None = None,
+    study_length: int | None = None,
 ):
     """The model under ``key``: ``fit(last_params)`` (returning the model and its parameters,
     remembered for the next warm start) where :func:`refit_due` says so or no earlier fit is
@@ -69,9 +70,14 @@ def refit_or_reuse(
     subsample, refined by the next refit :func:`refit_due` asks for (within 1% more trials),
     instead of a fit from the priors that costs O(n³) per iteration (about 40 s at 1000 points) and
     most of a new worker's first suggestion at 100.
+
+    ``n_observations`` are the model's rows; where they are part of a longer history (a trust
+    region's nearest observations), ``study_length`` is that history's length, which sets when
+    a refit is due.
     """
     params = strategy.warm_start(key)
-    if params is not None and not refit_due(n_observations, every):
+    due = refit_due(n_observations if study_length is None else study_length, every)
+    if params is not None and not due:
         model = condition(params)
         if model is not None:
             strategy.continue_from_latest(key, params, model)
@@ -107,11 +113,12 @@ def fit_or_condition(
     warm_maxiter: int | None = None,
     constraint: bool = False,
     warping: str = "copula",
+    study_length: int | None = None,
 ):
     """:func:`refit_or_reuse` for a GP of :func:`common.models.gp.fit_gp` (at most ``warm_maxiter``
     iterations from a warm start; :data:`common.models.gp.FIT_MAXITER` if ``None``; targets warped
-    by
-    ``warping``); a ``constraint``'s model has its own targets and noise."""
+    by ``warping``; refits due by ``study_length``, as there); a ``constraint``'s model has its
+    own targets and noise."""
 
     def condition(params):
         return loaded(build_gp(X, values, make_kernel, constraint, warping), params)
@@ -128,15 +135,21 @@ def fit_or_condition(
         lambda rows: fit_gp(
             X[rows], values[rows], make_kernel, None, FIT_MAXITER, constraint, warping
         ),
+        study_length,
     )
 
 
 def constraint_fitter(
-    strategy: Strategy, key: Any, X: np.ndarray, make_kernel: Callable, warm_maxiter=None
+    strategy: Strategy,
+    key: Any,
+    X: np.ndarray,
+    make_kernel: Callable,
+    warm_maxiter=None,
+    study_length: int | None = None,
 ) -> Callable:
     """``fit(k, rows, values)`` for :func:`common.acquisition.feasibility.feasibility`: the method's
     GP on constraint ``k``'s values at ``X[rows]``, warm-started per constraint, refitted as
-    :func:`refit_due` says."""
+    :func:`refit_due` says (of ``study_length`` where ``X`` is part of a longer history)."""
 
     def fit(k: int, rows: np.ndarray, values: np.ndarray):
         return fit_or_condition(
@@ -147,6 +160,7 @@ def constraint_fitter(
             make_kernel,
             warm_maxiter=warm_maxiter,
             constraint=True,
+            study_length=study_length,
         )
 
     return fit

@@ -82,6 +82,19 @@ class History:
     def __len__(self) -> int:
         return len(self.configs)
 
+    def subset(self, rows: np.ndarray) -> History:
+        """The observations at ``rows`` (indices, in the order given), with the same pending."""
+        rows = np.asarray(rows, dtype=int)
+        objectives = None if self.objectives is None else self.objectives[rows]
+        return History(
+            tuple(self.configs[i] for i in rows),
+            self.values[rows],
+            self.pending,
+            self.constraints[rows],
+            self.pruned[rows],
+            objectives,
+        )
+
     @classmethod
     def from_lists(
         cls,

@@ -39,6 +39,7 @@ from common.methods.casmopolitan.restart_centre import choose_restart_centre
 from common.methods.casmopolitan.trust_region import (
     TrustRegionConfig,
     TrustRegionState,
+    nearest_rows,
     region_of,
     replay,
     update_state,
@@ -119,13 +120,16 @@ class Casmopolitan(Strategy):
         taken.add(busy)
         if state.needs_centre:
             pick = self._restart_picker(space, X, y, state)
-        else:
+        else:  # the trust region's models see the observations nearest its centre
+            local = nearest_rows(X, X[state.best_index], cat, cont)
+            near, Xn, length = history.subset(local), X[local], len(history)
+            centre = int(np.searchsorted(local, state.best_index))
             kernels = casmopolitan_kernels(cont, cat)
-            model = self._model(space, X, history.values, kernels)
-            fit = constraint_fitter(self, self._fit_key(space), X, kernels[0])
-            feasible = feasibility(history, model.train_targets.detach().numpy(), fit)
-            second = self._second_model(space, X, history.values)
-            pick = self._local_picker(space, model, X, state, feasible, second)
+            model = self._model(space, Xn, near.values, kernels, length)
+            fit = constraint_fitter(self, self._fit_key(space), Xn, kernels[0], study_length=length)
+            feasible = feasibility(near, model.train_targets.detach().numpy(), fit)
+            second = self._second_model(space, Xn, near.values, length)
+            pick = self._local_picker(space, model, Xn, centre, state, feasible, second)
         rows = greedy_batch(lambda i, busy_rows: pick(taken, busy_rows, rng), n, busy, taken)
         return space.decode(rows)
 
@@ -139,7 +143,14 @@ class Casmopolitan(Strategy):
             return ("casmopolitan-choice", space)
         return ("casmopolitan-choice", self.options.warping, space)
 
-    def _model(self, space: MixedSpace, X: np.ndarray, y: np.ndarray, kernels: list[Callable]):
+    def _model(
+        self,
+        space: MixedSpace,
+        X: np.ndarray,
+        y: np.ndarray,
+        kernels: list[Callable],
+        study_length: int,
+    ):
         """The GP, its kernel chosen among ``kernels`` by the MAP objective
         (:mod:`common.models.kernel_choice`): hyper-parameters refitted (warm-started) on every
         ``refit_every``-th history length (and per 1% of growth in long studies:
@@ -155,9 +166,12 @@ class Casmopolitan(Strategy):
             lambda params: fit_choosing(X, y, kernels, params, WARM_FIT_MAXITER, warpings),
             self.options.refit_every,
             lambda rows: fit_choosing(X[rows], y[rows], kernels, None, FIT_MAXITER, warpings),
+            study_length,
         )
 
-    def _second_model(self, space: MixedSpace, X: np.ndarray, values: np.ndarray):
+    def _second_model(
+        self, space: MixedSpace, X: np.ndarray, values: np.ndarray, study_length: int
+    ):
         """CoCaBO's additive model where the options and the space call for a second opinion
         (:mod:`common.methods.second_opinion`), else ``None``; a failed fit gives ``None`` too."""
         if not (self.options.second_opinion and self.options.acquisition == "ei"):
@@ -165,7 +179,7 @@ class Casmopolitan(Strategy):
         if not applies(space):
             return None
         try:
-            return additive_model(self, space, X, values, self.options.refit_every)
+            return additive_model(self, space, X, values, self.options.refit_every, study_length)
         except Exception as err:  # the product model alone still suggests
             warn(f"The additive model's fit failed ({err}); no second opinion.", cause="additive")
             return None
@@ -186,10 +200,10 @@ class Casmopolitan(Strategy):
 
         return pick
 
-    def _local_picker(self, space, model, X, state, feasible=None, second=None) -> Callable:
-        """The best row of the trust region by the acquisition, or, with a ``second`` model,
-        by both (:func:`common.methods.second_opinion.best_by_both`)."""
-        centre = X[state.best_index]
+    def _local_picker(self, space, model, X, at, state, feasible=None, second=None) -> Callable:
+        """The best row of the trust region around ``X[at]`` by the acquisition, or, with a
+        ``second`` model, by both (:func:`common.methods.second_opinion.best_by_both`)."""
+        centre = X[at]
         below, above = space.grid_neighbours(centre[None])
         region = region_of(
             state,
@@ -199,11 +213,11 @@ class Casmopolitan(Strategy):
             _lengthscales(model),
             reach=(below[0], above[0]),
         )
-        incumbent = float(model.train_targets[state.best_index])  # the centre's observed value
+        incumbent = float(model.train_targets[at])  # the centre's observed value
         canonical = canonical_inputs(space)
         second_acqf = None
         if second is not None:
-            second_acqf = log_expected_improvement(second, second.train_targets[state.best_index])
+            second_acqf = log_expected_improvement(second, second.train_targets[at])
             if canonical is not None:
                 second_acqf = CanonicalInputs(second_acqf, *canonical)
 

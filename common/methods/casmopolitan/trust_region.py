@@ -285,3 +285,33 @@ def region_of(
         lower=lower,
         upper=upper,
     )
+
+
+# Past this many observations, the trust region's models see only the ones nearest its centre.
+LOCAL_DATA = 200
+
+
+def nearest_rows(
+    X: np.ndarray,
+    centre: np.ndarray,
+    cat_dims: Sequence[int],
+    cont_dims: Sequence[int],
+    k: int = LOCAL_DATA,
+) -> np.ndarray:
+    """The trust region's data: indices of the ``k`` rows of ``X`` nearest the encoded ``centre``,
+    in history order (every row of a shorter history).
+
+    TuRBO and CASMOPOLITAN fit the trust region's GP to local data. A GP of the whole history
+    smooths what a long study learnt near its incumbent into the rest of the space (its fitted
+    noise grows with the misfit elsewhere), until no point near the centre is expected to improve
+    on it and the acquisition's argmax is decided by uncertainty far away. Distance: mismatched
+    categoricals plus the absolute differences of the numeric columns (each column at most 1),
+    ties to the earlier row.
+    """
+    X = np.asarray(X, dtype=float)
+    if len(X) <= k:
+        return np.arange(len(X))
+    cat, cont = list(cat_dims), list(cont_dims)
+    mismatches = (X[:, cat] != centre[cat]).sum(axis=1)
+    distance = mismatches + np.abs(X[:, cont] - centre[cont]).sum(axis=1)
+    return np.sort(np.argsort(distance, kind="stable")[:k])
