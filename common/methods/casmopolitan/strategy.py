@@ -5,11 +5,13 @@ high-dimensional categorical and mixed search spaces", ICML 2021; also B. Ru, "B
 Optimisation for Automated Machine Learning", DPhil thesis, University of Oxford, 2022, §5.6.
 
 One GP (transformed overlap kernel, mixed with Matérn-5/2 when there are continuous dims) is fitted
-to the whole history, the overlap kernel's form (the reference code's or Eq. 5.11 of Ru's thesis)
-chosen at every refit by the MAP objective (:mod:`common.models.kernel_choice`); the acquisition is
-maximised by local search inside a trust region around the best point of the current restart (a
-Hamming ball and an ARD-shaped box) whose size follows TuRBO's success/failure rule; when it
-collapses, the next restart is centred by GP-UCB on an auxiliary GP of the earlier restarts' bests.
+to the history, in a long study to the observations nearest the trust region's centre
+(:func:`common.methods.casmopolitan.trust_region.nearest_rows`), the overlap kernel's form (the
+reference code's or Eq. 5.11 of Ru's thesis) chosen at every refit by the MAP objective
+(:mod:`common.models.kernel_choice`); the acquisition is maximised by local search inside a trust
+region around the best point of the current restart (a Hamming ball and an ARD-shaped box) whose
+size follows TuRBO's success/failure rule; when it collapses, the next restart is centred by
+GP-UCB on an auxiliary GP of the earlier restarts' bests.
 The trust-region state is a function of the ordered history
 (:func:`common.methods.casmopolitan.trust_region.replay`), continued from the last call's where
 the history only grew.
@@ -152,10 +154,10 @@ class Casmopolitan(Strategy):
         study_length: int,
     ):
         """The GP, its kernel chosen among ``kernels`` by the MAP objective
-        (:mod:`common.models.kernel_choice`): hyper-parameters refitted (warm-started) on every
-        ``refit_every``-th history length (and per 1% of growth in long studies:
-        :func:`common.models.refit.refit_due`), otherwise the previous fit's kernel and
-        hyper-parameters conditioned on all the data. A refit continues from the previous one for
+        (:mod:`common.models.kernel_choice`) on the rows ``X``: hyper-parameters refitted
+        (warm-started) at every ``refit_every``-th ``study_length`` (and per 1% of growth in long
+        studies: :func:`common.models.refit.refit_due`), otherwise the previous fit's kernel and
+        hyper-parameters conditioned on all of ``X``. A refit continues from the previous one for
         at most :data:`common.models.gp.WARM_FIT_MAXITER` iterations."""
         warpings = self.options.warpings
         return refit_or_reuse(
