@@ -115,8 +115,8 @@ def test_a_second_opinion_where_a_categorical_has_three_values_and_the_option_as
     for space, expected in ((_space(2), False), (_space(3), True)):
         history = _history(space, 20, 1)
         X, y = space.encode(history.configs), np.asarray(history.values)
-        assert (Casmopolitan(both)._second_model(space, X, y, len(y)) is not None) is expected
-        assert Casmopolitan(plain)._second_model(space, X, y, len(y)) is None
+        assert (Casmopolitan(both)._second_model(space, X, y) is not None) is expected
+        assert Casmopolitan(plain)._second_model(space, X, y) is None
 
 
 def test_the_second_opinion_changes_suggestions_inside_the_trust_region() -> None:

@@ -394,3 +394,30 @@ def test_a_long_studys_trust_region_models_its_nearest_observations(monkeypatch)
         strategy.suggest(space, History(tuple(configs), values), 1, rng)
     refits = sum(refit_due(m, 2) for m in (n + 1, n + 2, n + 3))
     assert seen.count(LOCAL_DATA) == 2 * refits == 2  # two kernel forms; the rest: restart GPs
+
+
+@pytest.mark.parametrize("n", [40, LOCAL_DATA + 20])
+def test_the_models_refit_on_the_whole_historys_cadence_only_where_they_see_part_of_it(
+    n, monkeypatch
+) -> None:
+    """A short history's models (objective, constraints, second opinion) keep the refit cadence
+    of their own rows (a constraint reported on some trials only has fewer); a long one's follow
+    the history's length."""
+    space = MixedSpace([Categorical("c", ["a", "b", "c"]), Float("x", 0.0, 1.0)])
+    rng = np.random.default_rng(4)
+    configs = space.decode(space.sample(n, rng))
+    values = np.array([(c["x"] - 0.3) ** 2 + (c["c"] != "b") for c in configs])
+    constraints = np.where(np.arange(n)[:, None] % 3 == 0, np.nan, values[:, None] - 0.5)
+    lengths = []
+    real = casmopolitan_strategy.constraint_fitter
+
+    def fitter(*a, study_length=None, **k):
+        lengths.append(study_length)
+        return real(*a, study_length=study_length, **k)
+
+    monkeypatch.setattr(casmopolitan_strategy, "constraint_fitter", fitter)
+    strategy = Casmopolitan(CasmopolitanOptions(n_init=5))
+    history = History(tuple(configs), values, constraints=constraints)
+    assert not strategy.trust_region_state(space, history).needs_centre
+    strategy.suggest(space, history, 1, rng)
+    assert lengths == [None if n <= LOCAL_DATA else n]

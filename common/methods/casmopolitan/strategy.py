@@ -124,7 +124,8 @@ class Casmopolitan(Strategy):
             pick = self._restart_picker(space, X, y, state)
         else:  # the trust region's models see the observations nearest its centre
             local = nearest_rows(X, X[state.best_index], cat, cont)
-            near, Xn, length = history.subset(local), X[local], len(history)
+            near, Xn = history.subset(local), X[local]
+            length = len(history) if len(local) < len(history) else None  # refits' cadence
             centre = int(np.searchsorted(local, state.best_index))
             kernels = casmopolitan_kernels(cont, cat)
             model = self._model(space, Xn, near.values, kernels, length)
@@ -151,12 +152,13 @@ class Casmopolitan(Strategy):
         X: np.ndarray,
         y: np.ndarray,
         kernels: list[Callable],
-        study_length: int,
+        study_length: int | None = None,
     ):
         """The GP, its kernel chosen among ``kernels`` by the MAP objective
         (:mod:`common.models.kernel_choice`) on the rows ``X``: hyper-parameters refitted
-        (warm-started) at every ``refit_every``-th ``study_length`` (and per 1% of growth in long
-        studies: :func:`common.models.refit.refit_due`), otherwise the previous fit's kernel and
+        (warm-started) at every ``refit_every``-th length of the history (``study_length`` where
+        ``X`` is part of it; per 1% of growth in long studies:
+        :func:`common.models.refit.refit_due`), otherwise the previous fit's kernel and
         hyper-parameters conditioned on all of ``X``. A refit continues from the previous one for
         at most :data:`common.models.gp.WARM_FIT_MAXITER` iterations."""
         warpings = self.options.warpings
@@ -172,7 +174,7 @@ class Casmopolitan(Strategy):
         )
 
     def _second_model(
-        self, space: MixedSpace, X: np.ndarray, values: np.ndarray, study_length: int
+        self, space: MixedSpace, X: np.ndarray, values: np.ndarray, study_length: int | None = None
     ):
         """CoCaBO's additive model where the options and the space call for a second opinion
         (:mod:`common.methods.second_opinion`), else ``None``; a failed fit gives ``None`` too."""
