@@ -8,7 +8,9 @@ Optuna and Ray Tune alike:
   warning per study);
 - multi-objective studies: each trial's values per objective (each flipped where maximised), and
   each model suggestion's own random scalarisation of them, ParEGO's
-  (:mod:`common.acquisition.scalarization`), so every method runs on a single objective;
+  (:mod:`common.acquisition.scalarization`), which CoCaBO and BO-FM model and CASMOPOLITAN's
+  trust region follows (its candidates are scored by the objectives' hypervolume,
+  :mod:`common.acquisition.hypervolume`);
 - conditional spaces: configurations may lack parameters (the objective asked for them only on
   some branches); which parameters each branch uses is learned from them
   (:mod:`common.space.conditioning`), and the methods model the union;

@@ -72,10 +72,15 @@ class Feasibility:
 
     models: list[tuple[Any, float]]
     best_f: float | None
+    keep_base: bool = False  # the method's base is over the feasible trials already (EHVI)
 
     def base(self, make_base: Callable) -> Callable:
         """The base acquisition of a constrained study: log EI over the best feasible observed
-        value, or nothing (zero) before a feasible trial."""
+        value, or nothing (zero) before a feasible trial; ``make_base`` itself where
+        ``keep_base`` says it improves on the feasible trials only (the hypervolume of the
+        feasible front, :class:`common.acquisition.hypervolume.ObjectiveModels`)."""
+        if self.keep_base:
+            return make_base
         if self.best_f is None:
             return ZeroAcquisition
         best_f = self.best_f

@@ -9,8 +9,11 @@ study into a single-objective one: the objectives (all minimised) are normalised
 
 the augmented Chebyshev function, whose minimisers are Pareto optimal (the augmentation rules out
 weakly dominated ones) and which reaches every point of the front, concave parts included, for
-some ``w``. Each method then runs unchanged on the scalar history (its own acquisition, trust
-regions, bandits, constraints and busy points), at one GP fit per suggestion.
+some ``w``. CoCaBO and BO-FM then run unchanged on the scalar history (their own acquisition,
+bandits, constraints and busy points), at one GP fit per suggestion. CASMOPOLITAN (and so
+``MixboSampler``) keeps the scalarisation for its trust region only (centre and size) and scores
+the candidates by the expected hypervolume improvement of one GP per objective
+(:mod:`common.acquisition.hypervolume`); the per-objective values stay in the history for it.
 
 Departures from the paper (docs/decisions.md): the weights are drawn uniformly from the simplex
 (Dirichlet(1)) rather than from ParEGO's fixed lattice; each objective is scaled so that the
@@ -79,10 +82,10 @@ def scalarize(history: History, weights: np.ndarray) -> np.ndarray:
 
 
 def single_objective(history: History, rng: np.random.Generator) -> History:
-    """``history`` as the single-objective history one suggestion models: a multi-objective one
-    scalarised with weights drawn from ``rng`` (the suggestion's own generator); any other
-    returned as it is."""
+    """``history`` as the single-objective history one suggestion models: a multi-objective one's
+    ``values`` scalarised with weights drawn from ``rng`` (the suggestion's own generator), its
+    ``objectives`` kept for methods that model each; any other returned as it is."""
     if history.n_objectives < 2:
         return history
     values = scalarize(history, random_weights(history.n_objectives, rng))
-    return dataclasses.replace(history, values=values, objectives=None)
+    return dataclasses.replace(history, values=values)

@@ -12,6 +12,11 @@ reference code's or Eq. 5.11 of Ru's thesis) chosen at every refit by the MAP ob
 region around the best point of the current restart (a Hamming ball and an ARD-shaped box) whose
 size follows TuRBO's success/failure rule; when it collapses, the next restart is centred by
 GP-UCB on an auxiliary GP of the earlier restarts' bests.
+In a multi-objective study the trust region follows the suggestion's random Chebyshev
+scalarisation (ParEGO's, :mod:`common.acquisition.scalarization`): its centre is that
+scalarisation's best trial. Inside it, one GP per objective scores the candidates by the log
+expected hypervolume improvement over the feasible front (:mod:`common.acquisition.hypervolume`),
+which extends the front wherever it is thin, not only along the weights' ray.
 The trust-region state is a function of the ordered history
 (:func:`common.methods.casmopolitan.trust_region.replay`), continued from the last call's where
 the history only grew.
@@ -22,6 +27,7 @@ the history only grew.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +39,7 @@ from common.acquisition.functions import (
     log_expected_improvement,
     upper_confidence_bound,
 )
+from common.acquisition.hypervolume import ObjectiveModels
 from common.batch.busy import BusyPolicy
 from common.batch.greedy import greedy_batch
 from common.batch.pending import encode_pending
@@ -131,8 +138,19 @@ class Casmopolitan(Strategy):
             model = self._model(space, Xn, near.values, kernels, length)
             fit = constraint_fitter(self, self._fit_key(space), Xn, kernels[0], study_length=length)
             feasible = feasibility(near, model.train_targets.detach().numpy(), fit)
-            second = self._second_model(space, Xn, near.values, length)
-            pick = self._local_picker(space, model, Xn, centre, state, feasible, second)
+            if near.n_objectives > 1:  # the candidates' scores: one GP per objective
+                models = [
+                    self._model(space, Xn, near.objectives[:, j], kernels, length, ("objective", j))
+                    for j in range(near.n_objectives)
+                ]
+                front = near.feasible if near.constrained else np.ones(len(near), bool)
+                objectives = ObjectiveModels(models, front)
+                pick = self._local_picker(
+                    space, model, Xn, centre, state, feasible, objectives=objectives
+                )
+            else:
+                second = self._second_model(space, Xn, near.values, length)
+                pick = self._local_picker(space, model, Xn, centre, state, feasible, second)
         rows = greedy_batch(lambda i, busy_rows: pick(taken, busy_rows, rng), n, busy, taken)
         return space.decode(rows)
 
@@ -153,6 +171,7 @@ class Casmopolitan(Strategy):
         y: np.ndarray,
         kernels: list[Callable],
         study_length: int | None = None,
+        target: tuple = (),
     ):
         """The GP, its kernel chosen among ``kernels`` by the MAP objective
         (:mod:`common.models.kernel_choice`) on the rows ``X``: hyper-parameters refitted
@@ -160,11 +179,13 @@ class Casmopolitan(Strategy):
         ``X`` is part of it; per 1% of growth in long studies:
         :func:`common.models.refit.refit_due`), otherwise the previous fit's kernel and
         hyper-parameters conditioned on all of ``X``. A refit continues from the previous one for
-        at most :data:`common.models.gp.WARM_FIT_MAXITER` iterations."""
+        at most :data:`common.models.gp.WARM_FIT_MAXITER` iterations. ``target`` tells apart the
+        fits of a multi-objective study's objectives (``("objective", j)``) from the
+        scalarisation's."""
         warpings = self.options.warpings
         return refit_or_reuse(
             self,
-            self._fit_key(space),
+            self._fit_key(space) + target,
             len(y),
             lambda params: condition_choice(X, y, kernels, params, warpings),
             lambda params: fit_choosing(X, y, kernels, params, WARM_FIT_MAXITER, warpings),
@@ -204,9 +225,17 @@ class Casmopolitan(Strategy):
 
         return pick
 
-    def _local_picker(self, space, model, X, at, state, feasible=None, second=None) -> Callable:
+    def _local_picker(
+        self, space, model, X, at, state, feasible=None, second=None, objectives=None
+    ) -> Callable:
         """The best row of the trust region around ``X[at]`` by the acquisition, or, with a
-        ``second`` model, by both (:func:`common.methods.second_opinion.best_by_both`)."""
+        ``second`` model, by both (:func:`common.methods.second_opinion.best_by_both`).
+
+        With a multi-objective study's ``objectives``
+        (:class:`common.acquisition.hypervolume.ObjectiveModels`) the base acquisition is their
+        log EHVI over the feasible front; ``model``, the GP of the suggestion's scalarisation,
+        still shapes the region and measures PLAyBOOK's penalisers, and under the Kriging
+        believer the objectives' models believe the busy points."""
         centre = X[at]
         below, above = space.grid_neighbours(centre[None])
         region = region_of(
@@ -225,10 +254,18 @@ class Casmopolitan(Strategy):
             if canonical is not None:
                 second_acqf = CanonicalInputs(second_acqf, *canonical)
 
+        if objectives is not None and feasible is not None:  # the base is over feasible rows
+            feasible = dataclasses.replace(feasible, keep_base=True)
+
         def pick(taken, busy, rng):
             try:
+                make_base = lambda m: self._acquisition(m, incumbent)  # noqa: E731
+                if objectives is not None:
+                    believe = self.busy.pending == "kriging_believer"
+                    ehvi = objectives.acquisition(busy, believe)
+                    make_base = lambda m: ehvi  # noqa: E731
                 acqf = self.busy_acquisition(
-                    lambda m: self._acquisition(m, incumbent),
+                    make_base,
                     model,
                     busy,
                     list(space.cont_dims),
