@@ -256,14 +256,15 @@ class Casmopolitan(Strategy):
 
         if objectives is not None and feasible is not None:  # the base is over feasible rows
             feasible = dataclasses.replace(feasible, keep_base=True)
+        believe = objectives is not None and self.busy.pending == "kriging_believer"
+        ehvi = None if objectives is None or believe else objectives.acquisition()  # one front
 
         def pick(taken, busy, rng):
             try:
                 make_base = lambda m: self._acquisition(m, incumbent)  # noqa: E731
-                if objectives is not None:
-                    believe = self.busy.pending == "kriging_believer"
-                    ehvi = objectives.acquisition(busy, believe)
-                    make_base = lambda m: ehvi  # noqa: E731
+                if objectives is not None:  # the busy points' means join the front if believed
+                    base = objectives.acquisition(busy, believe=True) if believe else ehvi
+                    make_base = lambda m: base  # noqa: E731
                 acqf = self.busy_acquisition(
                     make_base,
                     model,
