@@ -240,3 +240,39 @@ def test_fits_stored_before_the_kernel_choice_leave_a_long_study_to_the_subsampl
     strategy.adopt_warm(dumps({key_digest(("casmopolitan", space)): old}))
     strategy.suggest(space, History(tuple(configs), values), 1, rng)
     assert max(fits) == COLD_SUBSET
+
+
+@pytest.mark.parametrize("name", ["casmopolitan", "cocabo"])
+def test_a_first_workers_fit_on_the_subsample_is_as_brief_as_a_refit(name, monkeypatch) -> None:
+    """The fit from the priors on a long study's cold subsample stops after
+    ``COLD_SUBSET_MAXITER`` iterations (a starting point, not a converged fit); the scheduled refit
+    on all the rows then continues from it, warm-started."""
+    from common.methods.casmopolitan.options import CasmopolitanOptions
+    from common.models import map_fit
+    from common.models.gp import FIT_MAXITER, WARM_FIT_MAXITER
+    from common.models.refit import COLD_SUBSET_MAXITER
+
+    space = MixedSpace([Float("x", 0.0, 1.0), Float("y", 0.0, 1.0), Categorical("c", [0, 1, 2])])
+    rng = np.random.default_rng(3)
+    configs = space.decode(space.sample(120, rng))
+    values = np.array([(c["x"] - 0.3) ** 2 + c["y"] + (c["c"] == 1) for c in configs])
+    calls = []
+    real = map_fit.MAPObjective.minimise
+
+    def minimise(self, maxiter):
+        calls.append((len(self.y), maxiter))
+        return real(self, maxiter)
+
+    monkeypatch.setattr(map_fit.MAPObjective, "minimise", minimise)
+    if name == "casmopolitan":
+        options = CasmopolitanOptions(warping="evidence", refit_every=1)
+    else:
+        options = CoCaBOOptions()
+    strategy = options.make(BusyPolicy())
+    strategy.suggest(space, History(tuple(configs[:100]), values[:100]), 1, rng)
+    cold = [maxiter for rows, maxiter in calls if rows == COLD_SUBSET]
+    assert cold and max(cold) == COLD_SUBSET_MAXITER < FIT_MAXITER
+    calls.clear()
+    strategy.suggest(space, History(tuple(configs[:101]), values[:101]), 1, rng)
+    refits = [maxiter for rows, maxiter in calls if rows == 101]
+    assert refits and max(refits) == WARM_FIT_MAXITER  # continued from the brief fit

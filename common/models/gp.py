@@ -324,11 +324,13 @@ def fit_gp_scored(
     warm_maxiter: int = FIT_MAXITER,
     constraint: bool = False,
     warping: str = "copula",
+    cold_maxiter: int = FIT_MAXITER,
 ) -> tuple[SingleTaskGP, dict[str, torch.Tensor], float]:
     """A GP of the standardised, negated ``values`` at ``X``, hyper-parameters fitted by MAP.
 
     Tries a warm-started fit (from ``warm_start``, the parameters of a previous fit, at most
-    ``warm_maxiter`` L-BFGS-B iterations), then a fit from the priors' defaults; if both fail it
+    ``warm_maxiter`` L-BFGS-B iterations), then a fit from the priors' defaults (at most
+    ``cold_maxiter``); if both fail it
     keeps the warm-start (or default) hyper-parameters unfitted and logs a warning. Returns the
     model, its parameters for the next warm start, and the MAP objective per observation there
     (``inf`` where it cannot be computed; what a choice among fits compares, without evaluating
@@ -340,7 +342,7 @@ def fit_gp_scored(
         model = build_gp(X, values, make_kernel, constraint, warping)
         if start is not None and not load_parameters(model, start):
             continue
-        maxiter = FIT_MAXITER if start is None else warm_maxiter
+        maxiter = cold_maxiter if start is None else warm_maxiter
         try:
             loss = MAPObjective(model).minimise(maxiter)
         except Exception as err:  # numerical failure of the fit: try the next start

@@ -95,6 +95,7 @@ def fit_choosing(
     warm_start: Mapping[str, torch.Tensor] | None = None,
     warm_maxiter: int = FIT_MAXITER,
     warpings: Sequence[str] = ("copula",),
+    cold_maxiter: int = FIT_MAXITER,
 ):
     """:func:`common.models.gp.fit_gp` with each kernel of ``makers`` on the targets of each of
     ``warpings`` (each warm-started from its part of ``warm_start``, a :func:`pack` result);
@@ -102,7 +103,8 @@ def fit_choosing(
     (:func:`common.models.warpings.warping_log_jacobian`: the evidence of the values themselves),
     and every alternative's parameters, packed (one alternative: no comparison). Where ``warpings``
     are several, a refit (``warm_start`` with a kept alternative) gives the kept one
-    ``warm_maxiter`` iterations and the others :data:`CHALLENGER_MAXITER`."""
+    ``warm_maxiter`` iterations and the others :data:`CHALLENGER_MAXITER`; a fit from the
+    priors stops after ``cold_maxiter``."""
     pairs = alternatives(makers, warpings)
     capped = chosen(warm_start, len(pairs)) if len(warpings) > 1 else None  # the kept one
     fitted = [
@@ -113,6 +115,7 @@ def fit_choosing(
             unpack(warm_start, i),
             warm_maxiter if capped in (None, i) else min(warm_maxiter, CHALLENGER_MAXITER),
             warping=warping,
+            cold_maxiter=cold_maxiter,
         )
         for i, (make, warping) in enumerate(pairs)
     ]

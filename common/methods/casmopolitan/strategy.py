@@ -58,7 +58,7 @@ from common.methods.strategy import Strategy, canonical_inputs, random_configs
 from common.models.gp import FIT_MAXITER, WARM_FIT_MAXITER
 from common.models.kernel_choice import condition_choice, fit_choosing
 from common.models.kernels.mixture import casmopolitan_kernels
-from common.models.refit import constraint_fitter, refit_or_reuse
+from common.models.refit import COLD_SUBSET_MAXITER, constraint_fitter, refit_or_reuse
 from common.optim.local_search import (
     MAX_NEIGHBOURS,
     best_end,
@@ -190,7 +190,9 @@ class Casmopolitan(Strategy):
             lambda params: condition_choice(X, y, kernels, params, warpings),
             lambda params: fit_choosing(X, y, kernels, params, WARM_FIT_MAXITER, warpings),
             self.options.refit_every,
-            lambda rows: fit_choosing(X[rows], y[rows], kernels, None, FIT_MAXITER, warpings),
+            lambda rows: fit_choosing(
+                X[rows], y[rows], kernels, None, FIT_MAXITER, warpings, COLD_SUBSET_MAXITER
+            ),
             study_length,
         )
 
