@@ -176,6 +176,33 @@ def test_a_linear_constraint_no_trial_violated_yet_still_guards_where_none_has_b
     assert p[0] > 0.9 and p[1] < 0.5  # the trend carries a little past the trials
 
 
+@pytest.mark.parametrize("violated", [True, False])
+def test_a_constraint_reported_as_its_violation_amount_holds_its_zeros_feasible(violated) -> None:
+    """``max(0, g)``: every feasible trial reports exactly 0, where the model, sure of 0, would
+    give a coin toss; the zeros' neighbourhood is called feasible, and the violations are still
+    guarded (with none seen yet, nothing is excluded)."""
+    from common.models.gp import fit_gp
+    from common.models.kernels.matern import matern_kernel
+
+    x = np.linspace(0.0, 1.0 if violated else 0.55, 15)
+    c = np.maximum(0.0, x - 0.6)
+    history = History.from_lists([{"x": v} for v in x], (x - 0.3) ** 2, constraints=c[:, None])
+    X = x[:, None]
+
+    def fit(k, rows, values):
+        return fit_gp(X[rows], values, lambda: matern_kernel([0]), constraint=True)[0]
+
+    ((model, t),) = feasibility(history, -((x - 0.3) ** 2), fit).models
+    grid = torch.linspace(0, 1, 101, dtype=torch.float64).reshape(-1, 1, 1)
+    with torch.no_grad():
+        post = model.posterior(grid)
+        p = torch.special.ndtr((post.mean.reshape(-1) - t) / post.variance.sqrt().reshape(-1))
+    inside = (grid.reshape(-1) >= 0.1) & (grid.reshape(-1) <= 0.5)
+    assert p[inside].min() > 0.9
+    if violated:
+        assert p[grid.reshape(-1) >= 0.75].max() < 0.1
+
+
 def test_a_boundary_between_two_integers_is_not_crossed_by_rounding() -> None:
     # feasible from n = 51: the constraint's zero (n = 50.3) lies between two grid points, where
     # the acquisition's continuous relaxation of n is eligible and the rounded n = 50 is not

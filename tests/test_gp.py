@@ -331,6 +331,10 @@ def test_a_constraints_threshold_separates_feasible_from_infeasible_on_the_model
         t = constraint_threshold(c)
         np.testing.assert_array_equal(targets >= t, c <= 0)
         assert np.isclose(targets.mean(), 0) and np.isclose(targets.std(), 1)
+        clipped = np.maximum(c, 0.0)  # a violation amount: the feasible ones at exactly 0
+        targets, t = -constraint_standardise(clipped), constraint_threshold(clipped)
+        np.testing.assert_array_equal(targets >= t, clipped <= 0)
+        assert targets[clipped == 0].min() > t  # with a margin: the zeros are not on the line
 
 
 @pytest.mark.parametrize("kind", ["casmopolitan", "cocabo", "fm-mixed", "fm-discrete"])

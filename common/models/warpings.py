@@ -187,6 +187,22 @@ def constraint_standardise(values: np.ndarray) -> np.ndarray:
 
 
 def constraint_threshold(values: np.ndarray) -> float:
-    """Where 0 lands on the negated :func:`constraint_standardise` scale of ``values``."""
+    """Where 0 lands on the negated :func:`constraint_standardise` scale of ``values``: the
+    feasible side of the model is at or above it.
+
+    Where feasible trials report exactly 0 (a violation amount, ``max(0, g)``, or a constraint
+    that only some categories have, 0 for the others), the threshold lies past 0: halfway to the
+    smallest violation observed, or half a standard deviation where none is. A GP that
+    interpolates zeros predicts 0 there to within its noise, so "≤ 0 exactly" would be a coin
+    toss, P(feasible) ≈ 0.5, at every point it is sure about; the margin keeps the same split of
+    the observed values (feasible ones above, violations below) with those points on the
+    feasible side.
+    """
+    values = np.asarray(values, dtype=float)
     mean, std = _moments(values)
-    return mean / std
+    threshold = mean / std
+    if (values == 0).any():
+        violations = values[values > 0]
+        margin = 0.5 * float(violations.min()) / std if len(violations) else 0.5
+        threshold -= margin
+    return threshold
