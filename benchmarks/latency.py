@@ -8,13 +8,14 @@ printed with its ratio to the baseline (GPSampler, with greenlet installed if av
 for each checkpoint N, one history of N random trials (the same for every sampler) is copied into a
 fresh study, a *new* sampler is created and asked ``--asks`` + 1 times (each answer told before the
 next ask): the first ask is the **cold** cost (the first mixbo worker on a study: nothing fitted
-yet), the median of the others the **warm** cost (the sampler's own caches in use), with their
+yet; the median over three new samplers, each on its own copy), the median of the others the
+**warm** cost (the sampler's own caches in use), with their
 mean and their **max**: where the first ask does not fit a model (CASMOPOLITAN's first ask on a
 history of random trials is a trust-region restart, centred by a GP of a few points), the first
 model fit on the whole history comes on a later ask, and the max shows it. Then one more
-new sampler joins and asks once: the **join** cost (a new worker process, a restarted job, on a
-study where a worker of its kind already ran; mixbo's samplers adopt the fits stored with the
-study's trials, GPSampler stores none).
+new sampler joins and asks once (three in turn, the median): the **join** cost (a new worker
+process, a restarted job, on a study where a worker of its kind already ran; mixbo's samplers
+adopt the fits stored with the study's trials, GPSampler stores none).
 
     python benchmarks/latency.py                       # 9-parameter mixed space, all samplers
     OMP_NUM_THREADS=1 python benchmarks/latency.py --prefilled --checkpoints 100,500,1000 \
@@ -127,25 +128,46 @@ def prefilled_history(objective, n_trials: int, seed: int) -> list[optuna.trial.
     return study.trials
 
 
+# A cold or join cost is one ask, as noisy as one timing is: each is the median of this many, the
+# cold asks each by a new sampler on its own copy of the study.
+REPEATS = 3
+
+
 def measure_prefilled(
     sampler_name: str, objective, history, seed: int, asks: int, clock
 ) -> tuple[float, float, float, float, float]:
     """(cold, warm median, warm mean, warm max, join) seconds of new samplers on a study that
-    holds ``history``."""
-    gc.collect()  # the previous sampler's garbage is not this one's cost
-    study = new_study(SAMPLERS[sampler_name](seed), objective)
-    study.add_trials(history)
-    elapsed = []
-    for i in range(asks + 2):
-        if i == asks + 1:  # a new worker joins the study the first one ran in
-            study.sampler = SAMPLERS[sampler_name](seed + 1)
+    holds ``history``: cold and join are medians of :data:`REPEATS` first asks, the warm asks
+    continue the first cold sampler's study."""
+
+    def timed_ask(study: optuna.Study) -> float:
         start = clock()
         trial = study.ask()
         value = objective(trial)
-        elapsed.append(clock() - start)
+        elapsed = clock() - start
         study.tell(trial, value)
-    warm = elapsed[1:-1]
-    return elapsed[0], float(np.median(warm)), float(np.mean(warm)), max(warm), elapsed[-1]
+        return elapsed
+
+    cold, studies = [], []
+    for r in range(REPEATS):
+        gc.collect()  # the previous sampler's garbage is not this one's cost
+        study = new_study(SAMPLERS[sampler_name](seed + 100 * r), objective)
+        study.add_trials(history)
+        cold.append(timed_ask(study))
+        studies.append(study)
+    study = studies[0]
+    warm = [timed_ask(study) for _ in range(asks)]
+    join = []
+    for r in range(REPEATS):  # new workers join the study the first one ran in
+        study.sampler = SAMPLERS[sampler_name](seed + 1 + r)
+        join.append(timed_ask(study))
+    return (
+        float(np.median(cold)),
+        float(np.median(warm)),
+        float(np.mean(warm)),
+        max(warm),
+        float(np.median(join)),
+    )
 
 
 def warm_up(names: list[str], objective, seed: int) -> float:

@@ -1,9 +1,10 @@
 """The time-per-suggestion page: what ``benchmarks/latency.py --prefilled --out DIR`` stored.
 
 ``latency.csv`` has one row per space (with a line on what it holds), number of trials already
-in the study, and sampler: the seconds of a new sampler's first ask (*cold*: nothing fitted yet),
-the median, mean and slowest of its next asks (*warm*), and a second new sampler's first ask
-(*join*: a worker joining a study where one ran). The page states the stamp
+in the study, and sampler: the seconds of a new sampler's first ask (*cold*: nothing fitted yet;
+the median of three, each on its own copy of the study), the median, mean and slowest of its next
+asks (*warm*), and a later new sampler's first ask (*join*: a worker joining a study where one
+ran; the median of three). The page states the stamp
 (:mod:`mixbo_compare.provenance`), a table per space with each figure's ratio to the baseline
 sampler (the last one measured), and one summary line per space that the README quotes.
 """
@@ -95,11 +96,12 @@ def page(folder: str | os.PathLike) -> str:
         lines += provenance.stamp(stamp)
     lines += [
         f"Clock: {' and '.join(sorted(clock))}. Each study holds N trials of random search on the "
-        "space; a new sampler then asks: **cold** is its first ask (nothing fitted yet), **warm** "
+        "space; a new sampler then asks: **cold** is its first ask (nothing fitted yet; the "
+        "median of three new samplers' first asks, each on its own copy of the study), **warm** "
         "the median, mean and slowest of its next asks (each told before the next), **join** "
-        "the first ask of a second new sampler after those (a worker joining a study where one "
-        "ran). Ratios: to the last sampler of each block, Optuna's defaults; GPSampler with "
-        "greenlet where it is installed.",
+        "the first ask of a new sampler after those (the median of three in turn; a worker "
+        "joining a study where one ran). Ratios: to the last sampler of each block, Optuna's "
+        "defaults; GPSampler with greenlet where it is installed.",
         "",
     ]
     for space, about in dict.fromkeys((r["space"], r["about"]) for r in rows):
