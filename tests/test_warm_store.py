@@ -276,3 +276,33 @@ def test_a_first_workers_fit_on_the_subsample_is_as_brief_as_a_refit(name, monke
     strategy.suggest(space, History(tuple(configs[:101]), values[:101]), 1, rng)
     refits = [maxiter for rows, maxiter in calls if rows == 101]
     assert refits and max(refits) == WARM_FIT_MAXITER  # continued from the brief fit
+
+
+def test_a_study_with_many_objectives_and_constraints_keeps_every_models_warm_start(
+    monkeypatch,
+) -> None:
+    """Four objectives and four constraints: nine GPs per suggestion (the scalarisation's, one per
+    objective, one per constraint), each refitted from its last fit, none from the priors."""
+    from common.models import kernel_choice
+
+    def objective(trial: optuna.Trial) -> tuple[float, ...]:
+        x = [trial.suggest_float(f"x{i}", 0, 1) for i in range(3)]
+        c = trial.suggest_categorical("c", ["a", "b"])
+        trial.set_user_attr("c", [x[0] - 0.9, x[1] - 0.95, x[2] - 0.97, x[0] + x[1] - 1.9])
+        return x[0], x[1], 1 - x[0], x[2] + (c == "a")
+
+    sampler = MixboSampler(seed=0, constraints_func=lambda t: t.user_attrs["c"])
+    study = optuna.create_study(directions=["minimize"] * 4, sampler=sampler)
+    study.optimize(objective, n_trials=12)
+    starts = []
+    for module, name in ((kernel_choice, "fit_gp_scored"), (refit, "fit_gp")):
+        real = getattr(module, name)
+
+        def counted(*a, real=real, **k):
+            starts.append(a[3] if len(a) > 3 else k.get("warm_start"))
+            return real(*a, **k)
+
+        monkeypatch.setattr(module, name, counted)
+    study.optimize(objective, n_trials=2)
+    assert len(starts) >= 5 * 4  # a refit: the four alternatives of five chosen models, ...
+    assert all(start is not None for start in starts)

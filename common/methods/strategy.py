@@ -17,6 +17,13 @@ from common.models.warm_store import dumps, key_digest, loads
 from common.space.history import History
 from common.space.mixed_space import MixedSpace
 
+# The fits a strategy keeps (and stores with the study), the oldest dropped first: a few search
+# spaces' worth (a dynamic space leaves old ones behind). One suggestion may use many: a
+# multi-objective study with constraints fits the scalarisation's GP, one per objective and one
+# per constraint (4 objectives and 4 constraints: 9), and a cap below that drops, every
+# suggestion, the fit the next one needs first, so every fit started from the priors.
+WARM_KEYS = 32
+
 
 class Strategy(ABC):
     """A BO method: ``suggest(space, history, n, rng)`` returns ``n`` configurations to try next.
@@ -110,7 +117,7 @@ class Strategy(ABC):
         with self._warm_lock:
             self._warm.pop(key, None)
             self._warm[key] = params
-            while len(self._warm) > 8:  # a few spaces at most (dynamic search spaces)
+            while len(self._warm) > WARM_KEYS:
                 self._warm.pop(next(iter(self._warm)))
 
     def continue_from_latest(self, key: Any, params: Any, model: Any) -> None:
@@ -126,7 +133,7 @@ class Strategy(ABC):
             if latest is not None and latest[0] is params:
                 model.extends(latest[1])
             self._latest[key] = (params, record())
-            while len(self._latest) > 8:  # as many as warm starts
+            while len(self._latest) > WARM_KEYS:  # as many as warm starts
                 self._latest.pop(next(iter(self._latest)))
 
     def __getstate__(self) -> dict[str, Any]:
