@@ -25,7 +25,10 @@ The constraint models' targets are the values standardised affinely
 as Optuna's GPSampler does: "c_k ≤ 0" is an exact threshold on the model's scale, and a linear
 constraint stays linear, which a stationary GP extrapolates correctly far from the trials. (Ranks,
 and a signed logarithm, bent them: the models then called the far corners of the pressure vessel's
-space feasible, and every method went there.)
+space feasible, and every method went there.) Where satisfied trials report exactly 0 (a
+violation amount, ``max(0, g)``), the threshold lies just past 0, so that points the model is sure
+are at 0 count as feasible rather than as a coin toss
+(:func:`common.models.warpings.constraint_threshold`).
 
 Trials without constraint values in a constrained study (an objective that failed to call
 ``set_constraint``, a ``constraints_func`` added mid-study): the objective model uses them, each

@@ -330,8 +330,8 @@ def fit_gp_scored(
 
     Tries a warm-started fit (from ``warm_start``, the parameters of a previous fit, at most
     ``warm_maxiter`` L-BFGS-B iterations), then a fit from the priors' defaults (at most
-    ``cold_maxiter``); if both fail it
-    keeps the warm-start (or default) hyper-parameters unfitted and logs a warning. Returns the
+    ``cold_maxiter``); if both fail it keeps the warm-start (or default) hyper-parameters
+    unfitted and logs a warning. Returns the
     model, its parameters for the next warm start, and the MAP objective per observation there
     (``inf`` where it cannot be computed; what a choice among fits compares, without evaluating
     it again). Targets are warped by ``warping`` (a :data:`WARPINGS` name), or for a

@@ -26,10 +26,8 @@ REFIT_GROWTH = 100  # past this many observations, hyper-parameters are refitted
 # from them, sees everything (docs/decisions.md, "A new worker's first fit").
 COLD_SUBSET = REFIT_GROWTH // 2
 # That fit stops after as many L-BFGS-B iterations as a warm refit: its hyper-parameters are a
-# starting point, which the next refit continues, as refits continue each other. On the
-# 2-objective latency space (3 models of 4 alternatives each at 100 trials) the uncapped fits took
-# 40-95 iterations; at this cap their losses were within 0.003 nats per observation of convergence
-# but one, and every choice among the alternatives was the same.
+# starting point, which the next refit continues, as refits continue each other (docs/decisions.md,
+# "Multi-objective studies": the same choices among the alternatives as at convergence).
 COLD_SUBSET_MAXITER = WARM_FIT_MAXITER
 
 
