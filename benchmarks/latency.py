@@ -148,14 +148,12 @@ def measure_prefilled(
         study.tell(trial, value)
         return elapsed
 
-    cold, studies = [], []
-    for r in range(REPEATS):
+    cold = []
+    for r in reversed(range(REPEATS)):  # the last one, with the sampler's own seed, goes on
         gc.collect()  # the previous sampler's garbage is not this one's cost
         study = new_study(SAMPLERS[sampler_name](seed + 100 * r), objective)
         study.add_trials(history)
         cold.append(timed_ask(study))
-        studies.append(study)
-    study = studies[0]
     warm = [timed_ask(study) for _ in range(asks)]
     join = []
     for r in range(REPEATS):  # new workers join the study the first one ran in

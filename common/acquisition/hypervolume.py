@@ -43,7 +43,7 @@ from common.acquisition.functions import log_ei_helper
 from common.acquisition.scalarization import non_dominated
 from common.models.gp import DTYPE
 
-REFERENCE_MARGIN = 0.1  # the reference point lies this share of the front's span beyond its worst
+REFERENCE_MARGIN = 0.1  # the reference lies this share of the observed span beyond the worst
 
 
 def reference_point(targets: np.ndarray) -> np.ndarray:

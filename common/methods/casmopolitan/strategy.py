@@ -55,7 +55,7 @@ from common.methods.casmopolitan.trust_region import (
 )
 from common.methods.second_opinion import additive_model, applies, best_by_both
 from common.methods.strategy import Strategy, canonical_inputs, random_configs
-from common.models.gp import FIT_MAXITER, WARM_FIT_MAXITER
+from common.models.gp import WARM_FIT_MAXITER
 from common.models.kernel_choice import condition_choice, fit_choosing
 from common.models.kernels.mixture import casmopolitan_kernels
 from common.models.refit import COLD_SUBSET_MAXITER, constraint_fitter, refit_or_reuse
@@ -191,7 +191,7 @@ class Casmopolitan(Strategy):
             lambda params: fit_choosing(X, y, kernels, params, WARM_FIT_MAXITER, warpings),
             self.options.refit_every,
             lambda rows: fit_choosing(
-                X[rows], y[rows], kernels, None, FIT_MAXITER, warpings, COLD_SUBSET_MAXITER
+                X[rows], y[rows], kernels, warpings=warpings, cold_maxiter=COLD_SUBSET_MAXITER
             ),
             study_length,
         )
