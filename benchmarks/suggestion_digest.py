@@ -4,7 +4,9 @@ refactoring left every suggestion unchanged.
 Every Optuna sampler and Ray searcher runs with a fixed seed on a mixed space (floats, log floats,
 ints, categoricals of 2 to 5 values) and on a space of 25 categoricals, against deterministic
 objectives; every eighth trial is asked while another is running (PLAyBOOK's busy-point path),
-and ``MixboSampler`` and ``CoCaBOSearch`` also run one conditional, constrained study. Each line
+and ``MixboSampler`` and ``CoCaBOSearch`` also run one conditional, constrained study. Every
+sampler and ``MixboSearch`` also run a two-objective study (one minimised, one maximised, with a
+constraint) on the mixed space, with the same pending asks. Each line
 is the digest of the ``repr`` of every suggested parameter, in order. Run it before and after a
 change and compare the outputs (``diff``); it takes two or three minutes on one core.
 
@@ -136,6 +138,31 @@ def run_conditional_sampler(sampler: optuna.samplers.BaseSampler) -> list[dict[s
     return seen
 
 
+def mixed_objectives(p: dict[str, Any]) -> tuple[float, float]:
+    """Two conflicting objectives over the mixed space: the first minimised, the second
+    maximised."""
+    return mixed_value(p), -((p["x0"] + 1.0) ** 2) - (p["n"] - 15) ** 2 / 10 - (p["c3"] != "c")
+
+
+def mixed_constraint(p: dict[str, Any]) -> float:
+    return p["x1"] - 0.5  # feasible when x1 <= 0.5
+
+
+def run_multi_objective_sampler(sampler: optuna.samplers.BaseSampler) -> list[dict[str, Any]]:
+    """:func:`run_sampler`'s pending asks on a constrained two-objective study."""
+    study = optuna.create_study(sampler=sampler, directions=["minimize", "maximize"])
+    seen: list[dict[str, Any]] = []
+    while len(seen) < N_TRIALS["mixed"]:
+        pair = len(seen) % PENDING_EVERY == PENDING_EVERY - 1
+        trials = [study.ask() for _ in range(2 if pair else 1)]
+        params = [suggest_mixed(trial) for trial in trials]
+        for trial, p in zip(trials, params, strict=True):
+            trial.set_constraint("x1_at_most_half", mixed_constraint(p))
+            seen.append(p)
+            study.tell(trial, mixed_objectives(p))
+    return seen
+
+
 def tune_space(space: str) -> dict[str, Any]:
     if space == "cat25":
         return {f"c{i}": tune.choice(CHOICES) for i in range(25)}
@@ -189,6 +216,29 @@ def run_conditional_searcher(cls: type) -> list[dict[str, Any]]:
     return seen
 
 
+def run_multi_objective_searcher(cls: type) -> list[dict[str, Any]]:
+    """:func:`run_multi_objective_sampler`'s study through a Ray searcher."""
+    searcher = cls(
+        tune_space("mixed"),
+        metric=["loss", "score"],
+        mode=["min", "max"],
+        seed=0,
+        n_startup_trials=N_STARTUP,
+        constraints=["g"],
+    )
+    seen: list[dict[str, Any]] = []
+    while len(seen) < N_TRIALS["mixed"]:
+        i = len(seen)
+        ids = [str(i), str(i + 1)] if i % PENDING_EVERY == PENDING_EVERY - 1 else [str(i)]
+        configs = [searcher.suggest(trial_id) for trial_id in ids]
+        for trial_id, config in zip(ids, configs, strict=True):
+            seen.append(config)
+            loss, score = mixed_objectives(config)
+            result = {"loss": loss, "score": score, "g": mixed_constraint(config)}
+            searcher.on_trial_complete(trial_id, result)
+    return seen
+
+
 def main() -> None:
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     warnings.filterwarnings("ignore")
@@ -199,12 +249,18 @@ def main() -> None:
             print(f"{name:22s} {space:12s} {digest(suggestions)}", flush=True)
     sampler = optuna_plugins.MixboSampler(seed=0, n_startup_trials=N_STARTUP)
     print(f"{'MixboSampler':22s} {'conditional':12s} {digest(run_conditional_sampler(sampler))}")
+    for name in ("CoCaBOSampler", "CasmopolitanSampler", "BOFMSampler", "MixboSampler"):
+        sampler = getattr(optuna_plugins, name)(seed=0, n_startup_trials=N_STARTUP)
+        seen = run_multi_objective_sampler(sampler)
+        print(f"{name:22s} {'2-objective':12s} {digest(seen)}", flush=True)
     for name in ("CoCaBOSearch", "CasmopolitanSearch", "BOFMSearch", "MixboSearch"):
         cls = getattr(ray_plugins, name)
         for space in SPACES:
             print(f"{name:22s} {space:12s} {digest(run_searcher(cls, space))}", flush=True)
     cls = ray_plugins.CoCaBOSearch
     print(f"{'CoCaBOSearch':22s} {'conditional':12s} {digest(run_conditional_searcher(cls))}")
+    seen = run_multi_objective_searcher(ray_plugins.MixboSearch)
+    print(f"{'MixboSearch':22s} {'2-objective':12s} {digest(seen)}")
 
 
 if __name__ == "__main__":
