@@ -8,7 +8,7 @@ and ``MixboSampler`` and ``CoCaBOSearch`` also run one conditional, constrained 
 sampler and ``MixboSearch`` also run a two-objective study (one minimised, one maximised, with a
 constraint) on the mixed space, with the same pending asks. Each line
 is the digest of the ``repr`` of every suggested parameter, in order. Run it before and after a
-change and compare the outputs (``diff``); it takes two or three minutes on one core.
+change and compare the outputs (``diff``); it takes about five minutes on one core.
 
     OMP_NUM_THREADS=1 python benchmarks/suggestion_digest.py > before.txt
 """
