@@ -6,7 +6,9 @@ ints, categoricals of 2 to 5 values) and on a space of 25 categoricals, against 
 objectives; every eighth trial is asked while another is running (PLAyBOOK's busy-point path),
 and ``MixboSampler`` and ``CoCaBOSearch`` also run one conditional, constrained study. Every
 sampler and ``MixboSearch`` also run a two-objective study (one minimised, one maximised, with a
-constraint) on the mixed space, with the same pending asks. Each line
+constraint) on the mixed space, with the same pending asks; and every sampler runs a study asked
+in batches of :data:`BATCH` (each batch's later asks made while the earlier ones run: PLAyBOOK's
+penalisation of several busy points). Each line
 is the digest of the ``repr`` of every suggested parameter, in order. Run it before and after a
 change and compare the outputs (``diff``); it takes about five minutes on one core.
 
@@ -30,6 +32,7 @@ import ray_plugins
 N_TRIALS = {"mixed": 32, "cat25": 26}
 N_STARTUP = 6
 PENDING_EVERY = 8  # every eighth trial is asked while the one before it still runs
+BATCH = 4  # run_batch_sampler: asks made before any of them is told
 CHOICES = ["a", "b", "c", "d", "e"]
 
 
@@ -135,6 +138,20 @@ def run_conditional_sampler(sampler: optuna.samplers.BaseSampler) -> list[dict[s
         trial.set_constraint("x_at_most_1", conditional_constraint(p))
         seen.append(p)
         study.tell(trial, conditional_value(p))
+    return seen
+
+
+def run_batch_sampler(sampler: optuna.samplers.BaseSampler) -> list[dict[str, Any]]:
+    """A study on the mixed space asked :data:`BATCH` trials at a time, each batch told after
+    its last ask."""
+    study = optuna.create_study(sampler=sampler)
+    seen: list[dict[str, Any]] = []
+    while len(seen) < N_TRIALS["mixed"]:
+        trials = [study.ask() for _ in range(BATCH)]
+        params = [suggest_mixed(trial) for trial in trials]
+        seen += params
+        for trial, p in zip(trials, params, strict=True):
+            study.tell(trial, mixed_value(p))
     return seen
 
 
@@ -261,6 +278,10 @@ def main() -> None:
     print(f"{'CoCaBOSearch':22s} {'conditional':12s} {digest(run_conditional_searcher(cls))}")
     seen = run_multi_objective_searcher(ray_plugins.MixboSearch)
     print(f"{'MixboSearch':22s} {'2-objective':12s} {digest(seen)}")
+    for name in ("CoCaBOSampler", "CasmopolitanSampler", "BOFMSampler", "MixboSampler"):
+        sampler = getattr(optuna_plugins, name)(seed=0, n_startup_trials=N_STARTUP)
+        seen = run_batch_sampler(sampler)
+        print(f"{name:22s} {f'batch of {BATCH}':12s} {digest(seen)}", flush=True)
 
 
 if __name__ == "__main__":
