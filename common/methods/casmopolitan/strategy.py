@@ -6,7 +6,8 @@ Optimisation for Automated Machine Learning", DPhil thesis, University of Oxford
 
 One GP (transformed overlap kernel, mixed with Matérn-5/2 when there are continuous dims) is fitted
 to the history, in a long study to the observations nearest the trust region's centre
-(:func:`common.methods.casmopolitan.trust_region.nearest_rows`), the overlap kernel's form (the
+(:func:`common.methods.casmopolitan.trust_region.nearest_rows`, the region's Hamming radius then
+no wider than they reach), the overlap kernel's form (the
 reference code's or Eq. 5.11 of Ru's thesis) chosen at every refit by the MAP objective
 (:mod:`common.models.kernel_choice`); the acquisition is maximised by local search inside a trust
 region around the best point of the current restart (a Hamming ball and an ARD-shaped box) whose
@@ -52,6 +53,7 @@ from common.methods.casmopolitan.trust_region import (
     region_of,
     replay,
     update_state,
+    within_reach,
 )
 from common.methods.second_opinion import additive_model, applies, best_by_both
 from common.methods.strategy import Strategy, canonical_inputs, random_configs
@@ -134,6 +136,8 @@ class Casmopolitan(Strategy):
             near, Xn = history.subset(local), X[local]
             length = len(history) if len(local) < len(history) else None  # refits' cadence
             centre = int(np.searchsorted(local, state.best_index))
+            if length is not None:
+                state = within_reach(state, Xn, centre, cat)
             kernels = casmopolitan_kernels(cont, cat)
             model = self._model(space, Xn, near.values, kernels, length)
             fit = constraint_fitter(self, self._fit_key(space), Xn, kernels[0], study_length=length)

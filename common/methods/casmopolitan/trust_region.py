@@ -315,3 +315,19 @@ def nearest_rows(
     mismatches = (X[:, cat] != centre[cat]).sum(axis=1)
     distance = mismatches + np.abs(X[:, cont] - centre[cont]).sum(axis=1)
     return np.sort(np.argsort(distance, kind="stable")[:k])
+
+
+def within_reach(state: TrustRegionState, X: np.ndarray, at: int, cat_dims: Sequence[int]):
+    """``state`` with its Hamming radius cut to the farthest of the model's rows ``X`` from the
+    centre ``X[at]`` (at least 1), for a model of the :func:`nearest_rows` only.
+
+    Beyond that radius lie trials the study made but the model does not see: there its mean is
+    the nearest rows' (the study's good points, so optimistic) and its variance high, and the
+    acquisition sends trial after trial to the region's far edge, each dropped from the model
+    again (on Ackley-53, dozens of trials 40 binaries from the centre in every restart).
+    """
+    cat = list(cat_dims)
+    if not cat:
+        return state
+    reach = int((X[:, cat] != X[at, cat]).sum(axis=1).max())
+    return replace(state, hamming=min(state.hamming, max(1, reach)))
