@@ -25,6 +25,7 @@ from common.methods.casmopolitan.trust_region import (
     region_of,
     replay,
     update_state,
+    within_reach,
 )
 from common.models.gp import fit_gp
 from common.models.kernels.mixture import casmopolitan_kernel
@@ -352,6 +353,44 @@ def test_the_nearest_rows_count_mismatched_categories_and_numeric_distance() -> 
     assert list(nearest_rows(X, centre, [0, 1], [2], k=4)) == [0, 2, 3, 4]  # tie: the earlier
     assert list(nearest_rows(X, centre, [0, 1], [2], k=6)) == list(range(6))
     assert list(nearest_rows(X[:2], centre, [0, 1], [2])) == [0, 1]  # short: every row
+
+
+def test_the_hamming_radius_is_cut_to_the_modelled_rows_reach() -> None:
+    config = TrustRegionConfig.for_dims(n_cat=6, n_cont=1)
+    state = initial_state(config)  # radius round(0.8 * 6) = 5
+    X = np.array([[0, 0, 0, 0, 0, 0, 0.5], [1, 1, 0, 0, 0, 0, 0.2], [0, 1, 0, 0, 0, 0, 0.9]])
+    assert state.hamming == 5
+    assert within_reach(state, X, 0, range(6)).hamming == 2
+    assert within_reach(state, X, 1, range(6)).hamming == 2  # from another centre
+    assert within_reach(state, X[:1], 0, range(6)).hamming == 1  # never below 1
+    assert within_reach(replace(state, hamming=1), X, 0, range(6)).hamming == 1  # never above
+    no_cat = initial_state(TrustRegionConfig.for_dims(n_cat=0, n_cont=2))
+    assert within_reach(no_cat, X[:, 5:], 0, []) == no_cat
+
+
+def test_a_long_studys_proposals_stay_where_its_model_has_rows() -> None:
+    """Past LOCAL_DATA observations, trials far from the centre are not modelled; the next
+    suggestion stays within the nearest rows' Hamming reach (one flip here), not at the ball's
+    radius of 0.8·8 flips, where nothing the model sees tells it the study's far trials were bad."""
+    space = MixedSpace([Categorical(f"b{i}", [0, 1]) for i in range(8)] + [Float("x", 0.0, 1.0)])
+    rng = np.random.default_rng(1)
+    near = np.zeros((LOCAL_DATA + 10, 9))
+    flips = rng.integers(0, 8, len(near))
+    near[np.arange(len(near)) % 2 == 1, flips[np.arange(len(near)) % 2 == 1]] = 1  # one flip
+    near[:, 8] = rng.random(len(near))
+    far = np.hstack([np.ones((40, 6)), np.zeros((40, 2)), rng.random((40, 1))])  # six flips
+    X = np.vstack([far, near])
+    values = X[:, :8].sum(axis=1) + (X[:, 8] - 0.3) ** 2
+    order = np.concatenate([np.arange(40), 40 + np.argsort(-values[40:], kind="stable")])
+    X, values = X[order], values[order]  # improving near trials: one restart, centred near
+    configs = space.decode(X)
+    strategy = Casmopolitan(CasmopolitanOptions(n_init=5))
+    history = History(tuple(configs), values)
+    state = strategy.trust_region_state(space, history)
+    assert not state.needs_centre and state.hamming > 1
+    centre = X[state.best_index]
+    (suggestion,) = space.encode(strategy.suggest(space, history, 1, np.random.default_rng(0)))
+    assert (suggestion[:8] != centre[:8]).sum() <= 1
 
 
 def test_a_long_studys_trust_region_models_its_nearest_observations(monkeypatch) -> None:
