@@ -317,14 +317,16 @@ def nearest_rows(
     return np.sort(np.argsort(distance, kind="stable")[:k])
 
 
-def within_reach(state: TrustRegionState, X: np.ndarray, at: int, cat_dims: Sequence[int]):
+def within_reach(
+    state: TrustRegionState, X: np.ndarray, at: int, cat_dims: Sequence[int]
+) -> TrustRegionState:
     """``state`` with its Hamming radius cut to the farthest of the model's rows ``X`` from the
     centre ``X[at]`` (at least 1), for a model of the :func:`nearest_rows` only.
 
     Beyond that radius lie trials the study made but the model does not see: there its mean is
-    the nearest rows' (the study's good points, so optimistic) and its variance high, and the
-    acquisition sends trial after trial to the region's far edge, each dropped from the model
-    again (on Ackley-53, dozens of trials 40 binaries from the centre in every restart).
+    the nearest rows' (the study's good points, so optimistic) and its variance the prior's, and
+    the acquisition would send trial after trial to the ball's far edge, each dropped from the
+    model again. The trust region is where the model is trusted, so it ends where its rows do.
     """
     cat = list(cat_dims)
     if not cat:
