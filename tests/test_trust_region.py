@@ -363,7 +363,7 @@ def test_the_hamming_radius_is_cut_to_the_modelled_rows_reach() -> None:
     assert within_reach(state, X, 0, range(6)).hamming == 2
     assert within_reach(state, X, 1, range(6)).hamming == 2  # from another centre
     assert within_reach(state, X[:1], 0, range(6)).hamming == 1  # never below 1
-    assert within_reach(replace(state, hamming=1), X, 0, range(6)).hamming == 1  # never above
+    assert within_reach(replace(state, hamming=1), X, 0, range(6)).hamming == 1  # never wider
     no_cat = initial_state(TrustRegionConfig.for_dims(n_cat=0, n_cont=2))
     assert within_reach(no_cat, X[:, 5:], 0, []) == no_cat
 
@@ -382,13 +382,14 @@ def test_a_long_studys_proposals_stay_where_its_model_has_rows() -> None:
     X = np.vstack([far, near])
     values = X[:, :8].sum(axis=1) + (X[:, 8] - 0.3) ** 2
     order = np.concatenate([np.arange(40), 40 + np.argsort(-values[40:], kind="stable")])
-    X, values = X[order], values[order]  # improving near trials: one restart, centred near
+    X, values = X[order], values[order]  # the near trials improve one on another
     configs = space.decode(X)
     strategy = Casmopolitan(CasmopolitanOptions(n_init=5))
     history = History(tuple(configs), values)
     state = strategy.trust_region_state(space, history)
     assert not state.needs_centre and state.hamming > 1
     centre = X[state.best_index]
+    assert centre[:8].sum() <= 1  # a near trial: the far ones are six flips from it
     (suggestion,) = space.encode(strategy.suggest(space, history, 1, np.random.default_rng(0)))
     assert (suggestion[:8] != centre[:8]).sum() <= 1
 
