@@ -8,7 +8,9 @@ Runs every (problem, sampler, seed, workers) combination with ``runner.run``, se
 - ``runs.csv``: one row per run (status ok / failed / skipped, the error, seconds per suggestion);
 - ``runs.jsonl``: every finished run with the code version it ran on; a command run again into the
   same folder (after an interruption, or with more seeds or samplers) reuses the runs it holds for
-  the same code and runs only the others (delete the file to run everything again);
+  the same code and runs only the others. A folder kept without it (a page's folder in
+  ``docs/runs``, as a clone has it) gets it back from its tables (:func:`restore_runs`); to run
+  everything again, write into a new folder;
 - ``results.md``: median and IQR of the final regret, mean rank, seconds per suggestion; with
   ``--pruner`` (learning-curve problems), also at equal total steps; for multi-objective
   problems (``mo-*``), the normalised hypervolume instead (higher is better);
@@ -125,6 +127,42 @@ def resumable(folder: Path, code: str, baseline: str | None = None) -> dict[tupl
         return key[0] == version and run["run"]["status"] == "ok"
 
     return {key[1:]: r for key, r in runs.items() if current(key, r)}
+
+
+def restore_runs(folder: Path) -> int:
+    """Write ``runs.jsonl`` from the folder's ``runs.csv``, ``trials.csv`` and
+    ``provenance.json`` where it is missing; the number of runs restored.
+
+    A results folder stored without its ``runs.jsonl`` (a page's folder in ``docs/runs``, a fresh
+    clone) keeps everything a record holds: each ``ok`` row of ``runs.csv`` with its trials, under
+    the provenance's source hash (mixbo's samplers) or baseline hash (the others). Every run of a
+    folder ran under the hashes of the command that wrote its provenance (a comparison reuses runs
+    of the current code only), so the restored records are reused exactly when the runs would be:
+    the baselines while the problems and the study loop are unchanged, mixbo's rows while mixbo's
+    source is.
+    """
+    tables = [folder / report.RUNS_CSV, folder / report.TRIALS_CSV]
+    stamp = provenance.read(folder)
+    if (folder / RUNS_JSONL).exists() or stamp is None or not all(p.exists() for p in tables):
+        return 0
+    versions = {True: stamp.get("code"), False: stamp.get("baseline_code")}
+    trials: dict[tuple, list[dict[str, str]]] = {}
+    with open(tables[1], newline="") as f:
+        for row in csv.DictReader(f):
+            key = (row["problem"], row["sampler"], row["seed"], row["workers"])
+            trials.setdefault(key, []).append(row)
+    restored = 0
+    with open(tables[0], newline="") as f:
+        for row in csv.DictReader(f):
+            code = versions[runner.is_ours(row["sampler"])]
+            if row["status"] != "ok" or not code:
+                continue
+            task = {k: row[k] if k in ("problem", "sampler") else int(row[k]) for k in _TASK_KEY}
+            key = (row["problem"], row["sampler"], row["seed"], row["workers"])
+            record = {"code": code, "task": task, "run": row, "trials": trials.get(key, [])}
+            record_run(folder / RUNS_JSONL, record)
+            restored += 1
+    return restored
 
 
 # ------------------------------------------------------------------------------------ one run
@@ -662,6 +700,9 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
     problems = [labelled(p, args.pruner) for p in args.problems]
     tasks, known = plan(problems, samplers, seeds, workers, args.trials)
     code, baseline = code_version(), baseline_version()
+    restored = restore_runs(out)
+    if restored:
+        print(f"restored {restored} finished runs into {out / RUNS_JSONL} from the folder's tables")
     done = resumable(out, code, baseline)
     reused = [t for t in tasks if tuple(getattr(t, k) for k in _TASK_KEY) in done]
     if reused:

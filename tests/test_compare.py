@@ -513,6 +513,38 @@ def test_an_interrupted_comparison_resumes_with_the_runs_it_finished(
     assert len(calls) == 4
 
 
+def test_a_folder_stored_without_runs_jsonl_is_reused_from_its_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page's folder keeps only ``runs.csv``, ``trials.csv`` and ``provenance.json``: the same
+    command into it runs nothing again and rewrites the same tables; after a change to mixbo's
+    source, only mixbo's rows run again."""
+    flags = ["-p", "func2c", "-s", "mixbo", "random", "--seeds", "2", "-n", "3"]
+    flags += ["-j", "1", "--no-progress", "--quiet"]
+    out = tmp_path / "stored"
+    assert cli.main([*flags, "-o", str(out)]) == 0
+    (out / cli.RUNS_JSONL).unlink()  # what a clone of the repository holds
+    tables = {name: (out / name).read_text() for name in ("runs.csv", "trials.csv")}
+
+    real = cli.execute
+    calls: list[tuple[str, int]] = []
+
+    def execute(task: cli.Task, on_trial: Any = None) -> cli.Outcome:
+        calls.append((task.sampler, task.seed))
+        return real(task, on_trial)
+
+    monkeypatch.setattr(cli, "execute", execute)
+    assert cli.main([*flags, "-o", str(out)]) == 0
+    assert calls == []
+    assert {name: (out / name).read_text() for name in tables} == tables
+    assert len((out / cli.RUNS_JSONL).read_text().splitlines()) == 4  # the cache is back
+
+    (out / cli.RUNS_JSONL).unlink()
+    monkeypatch.setattr(cli, "code_version", lambda: "changed mixbo")
+    assert cli.main([*flags, "-o", str(out)]) == 0
+    assert sorted(calls) == [("mixbo", 0), ("mixbo", 1)]
+
+
 def test_the_baseline_version_covers_every_module_a_baseline_run_uses() -> None:
     """A stored baseline run is reused while ``baseline_version`` is unchanged: each module of
     ``mixbo_compare`` that the study loops use must be among the sources it hashes."""
