@@ -2,8 +2,9 @@
 
 ``mixbo-compare`` keeps ``runs.jsonl`` in its output folder: a run recorded there under the same
 version is not run again. The version covers what decides a run's outcome, so a resumed table
-never mixes runs of different code: for mixbo's samplers, :func:`code_version` (mixbo's source
-and the versions of the libraries the samplers run on); for the baselines (Optuna's samplers and
+never mixes runs of different code: for mixbo's samplers, :func:`code_version` (their source, the
+problems', the study loop's and the versions of the libraries they run on; not the reporting, so
+that rebuilding a page's text reruns nothing); for the baselines (Optuna's samplers and
 the peers), :func:`baseline_version`, which leaves out mixbo's samplers (``common``,
 ``optuna_plugins``) and the reporting modules, so that stored baseline runs stay valid when
 mixbo changes and only mixbo's rows are run again.
@@ -18,7 +19,6 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-_PACKAGES = ("common", "optuna_plugins", "mixbo_compare")
 # what decides a baseline run: the problems, the study loop and the search space's conversion
 _BASELINE_SOURCES = (
     "mixbo_compare/problems",
@@ -31,6 +31,9 @@ _BASELINE_SOURCES = (
     "mixbo_compare/pruners.py",
     "common/space/mixed_space.py",
 )
+# what decides a run of mixbo's samplers: theirs and what decides any run (not the command's
+# reporting, which a page's rebuild changes without changing a run)
+_MIXBO_SOURCES = ("common", "optuna_plugins", *_BASELINE_SOURCES)
 _LIBRARIES = ("optuna", "torch", "gpytorch", "botorch", "numpy", "scipy", "cmaes", "smac")
 
 
@@ -57,9 +60,11 @@ def record_run(path: str | os.PathLike | None, run: dict) -> None:
 
 
 def code_version() -> str:
-    """A short hash of mixbo's source files and the installed versions of the libraries its
-    samplers and the baselines run on."""
-    return _version(_PACKAGES)
+    """A short hash of the source files that decide a run of mixbo's samplers (``common``,
+    ``optuna_plugins``, and the problems and study loop of :func:`baseline_version`; not the
+    reporting) and the installed versions of the libraries its samplers and the baselines run
+    on."""
+    return _version(_MIXBO_SOURCES)
 
 
 def baseline_version() -> str:

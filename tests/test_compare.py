@@ -545,6 +545,25 @@ def test_a_folder_stored_without_runs_jsonl_is_reused_from_its_tables(
     assert sorted(calls) == [("mixbo", 0), ("mixbo", 1)]
 
 
+def test_mixbo_version_follows_the_samplers_and_problems_not_the_reporting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mixbo_compare import run_cache
+
+    before = run_cache.code_version()
+    read = Path.read_bytes
+
+    def edited(names: tuple[str, ...]):
+        return lambda path: read(path) + (b"# edited" if path.name in names else b"")
+
+    monkeypatch.setattr(Path, "read_bytes", edited(("report.py", "pages.py", "cli.py")))
+    assert run_cache.code_version() == before
+    monkeypatch.setattr(Path, "read_bytes", edited(("trust_region.py",)))
+    assert run_cache.code_version() != before
+    monkeypatch.setattr(Path, "read_bytes", edited(("study_loop.py",)))
+    assert run_cache.code_version() != before
+
+
 def test_the_baseline_version_covers_every_module_a_baseline_run_uses() -> None:
     """A stored baseline run is reused while ``baseline_version`` is unchanged: each module of
     ``mixbo_compare`` that the study loops use must be among the sources it hashes."""
