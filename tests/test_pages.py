@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import re
 import shutil
 from pathlib import Path
@@ -28,12 +29,27 @@ def test_each_page_is_what_its_stored_runs_give(folder: Path) -> None:
     assert (DOCS / "results" / f"{folder.name}.md").read_text() == pages.page(folder)
 
 
+def _kind(folder: Path) -> str:
+    """Which kind of page a stored folder makes, from its committed files only (``runs.jsonl`` is
+    a local cache that a fresh clone lacks)."""
+    if (folder / pages.LATENCY).exists():
+        return "latency"
+    with open(folder / report.RUNS_CSV, newline="") as f:
+        rows = list(csv.DictReader(f))
+    multi = any(row.get("normalisation") or row["problem"].startswith("mo-") for row in rows)
+    return "multi-objective" if multi else "single-objective"
+
+
+def _stored_size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.iterdir() if p.name != "runs.jsonl")
+
+
 def _smallest_of_each_kind(folders: list[Path]) -> list[Path]:
-    """One stored folder per set of stored files (single-objective runs, multi-objective runs,
-    latency), the smallest: every kind of page is rebuilt without drawing every plot again."""
-    kinds: dict[tuple[str, ...], Path] = {}
-    for folder in sorted(folders, key=lambda f: sum(p.stat().st_size for p in f.iterdir())):
-        kinds.setdefault(tuple(sorted(p.name for p in folder.iterdir())), folder)
+    """One stored folder per kind of page (single-objective, multi-objective, latency), the
+    smallest: every kind of page is rebuilt without drawing every plot again."""
+    kinds: dict[str, Path] = {}
+    for folder in sorted(folders, key=_stored_size):
+        kinds.setdefault(_kind(folder), folder)
     return list(kinds.values())
 
 
