@@ -726,7 +726,19 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
             ours = runner.is_ours(outcome.task.sampler)
             record_run(out / RUNS_JSONL, outcome.record(code if ours else baseline))
 
-    provenance.write(out, provenance.collect(command, jobs))
+    stamp = provenance.collect(command, jobs)
+    earlier = provenance.read(out)
+    if (
+        not tasks
+        and earlier
+        and (earlier.get("code"), earlier.get("baseline_code"))
+        == (
+            code,
+            baseline,
+        )
+    ):  # nothing runs: the machine, processes and date that made the runs stay on the stamp
+        stamp = {**earlier, "command": command}
+    provenance.write(out, stamp)
     try:
         outcomes = known + execute_all(
             tasks, jobs, not args.no_progress, args.verbose, on_outcome=sink

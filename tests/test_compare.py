@@ -534,10 +534,19 @@ def test_a_folder_stored_without_runs_jsonl_is_reused_from_its_tables(
         return real(task, on_trial)
 
     monkeypatch.setattr(cli, "execute", execute)
+    stamp = json.loads((out / "provenance.json").read_text())
+    stamp.update(cpu="the machine that ran them", jobs=7, date="2026-01-02")
+    (out / "provenance.json").write_text(json.dumps(stamp))
     assert cli.main([*flags, "-o", str(out)]) == 0
     assert calls == []
     assert {name: (out / name).read_text() for name in tables} == tables
     assert len((out / cli.RUNS_JSONL).read_text().splitlines()) == 4  # the cache is back
+    kept = json.loads((out / "provenance.json").read_text())  # it ran nothing: the stamp stays
+    assert (kept["cpu"], kept["jobs"], kept["date"]) == (
+        "the machine that ran them",
+        7,
+        "2026-01-02",
+    )
 
     (out / cli.RUNS_JSONL).unlink()
     monkeypatch.setattr(cli, "code_version", lambda: "changed mixbo")
