@@ -738,6 +738,8 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
         )
     ):  # nothing runs: the machine, processes and date that made the runs stay on the stamp
         stamp = {**earlier, "command": command}
+    elif reused and earlier:
+        stamp = provenance.with_reused(stamp, earlier)
     provenance.write(out, stamp)
     try:
         outcomes = known + execute_all(

@@ -107,5 +107,33 @@ def stamp(provenance: dict[str, Any]) -> list[str]:
         f"- Machine: {provenance['cpu']}, {provenance['cores']} cores; {provenance['jobs']} "
         "process(es) at once, each on one torch and one BLAS thread; run on "
         f"{provenance['date']}.",
+        *reused_line(provenance),
         "",
     ]
+
+
+_ORIGIN = ("commit", "cpu", "date")
+
+
+def with_reused(provenance: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any]:
+    """``provenance`` of a command that reused runs of the ``earlier`` stamp's folder: where those
+    ran (and where the runs the earlier command reused ran) is kept under ``"reused"``, so that a
+    page's timings are not all credited to the machine of its last command."""
+    origins = [*earlier.get("reused", []), {k: earlier.get(k) for k in _ORIGIN}]
+    here = {k: provenance.get(k) for k in _ORIGIN}
+    kept = []
+    for origin in origins:
+        if origin != here and origin not in kept:
+            kept.append(origin)
+    return {**provenance, "reused": kept} if kept else provenance
+
+
+def reused_line(provenance: dict[str, Any]) -> list[str]:
+    """The stamp's line on runs reused from earlier commands (none without any)."""
+    origins = provenance.get("reused", [])
+    if not origins:
+        return []
+    where = "; ".join(
+        f"{o['cpu']} on {o['date']} (commit `{str(o['commit'])[:12]}`)" for o in origins
+    )
+    return [f"- Some runs were reused from earlier commands into this folder, run on: {where}."]

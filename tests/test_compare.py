@@ -552,6 +552,13 @@ def test_a_folder_stored_without_runs_jsonl_is_reused_from_its_tables(
     monkeypatch.setattr(cli, "code_version", lambda: "changed mixbo")
     assert cli.main([*flags, "-o", str(out)]) == 0
     assert sorted(calls) == [("mixbo", 0), ("mixbo", 1)]
+    # random's runs were reused: the stamp says where they ran, beside where mixbo's just did
+    stamp = json.loads((out / "provenance.json").read_text())
+    assert stamp["cpu"] != "the machine that ran them"
+    assert [(o["cpu"], o["date"]) for o in stamp["reused"]] == [
+        ("the machine that ran them", "2026-01-02")
+    ]
+    assert "run on: the machine that ran them on 2026-01-02" in (out / "results.md").read_text()
 
 
 def test_mixbo_version_follows_the_samplers_and_problems_not_the_reporting(
