@@ -727,16 +727,9 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
             record_run(out / RUNS_JSONL, outcome.record(code if ours else baseline))
 
     stamp = provenance.collect(command, jobs)
-    earlier = provenance.read(out)
-    if (
-        not tasks
-        and earlier
-        and (earlier.get("code"), earlier.get("baseline_code"))
-        == (
-            code,
-            baseline,
-        )
-    ):  # nothing runs: the machine, processes and date that made the runs stay on the stamp
+    earlier = provenance.read(out) or {}
+    same_code = (earlier.get("code"), earlier.get("baseline_code")) == (code, baseline)
+    if not tasks and same_code:  # nothing runs: the stamp of the runs' machine, processes, date
         stamp = {**earlier, "command": command}
     elif reused and earlier:
         stamp = provenance.with_reused(stamp, earlier)
