@@ -31,10 +31,16 @@ _BASELINE_SOURCES = (
     "mixbo_compare/pruners.py",
     "common/space/mixed_space.py",
 )
-# what decides a run of mixbo's samplers: theirs and what decides any run (not the command's
-# reporting, which a page's rebuild changes without changing a run)
-_MIXBO_SOURCES = ("common", "optuna_plugins", *_BASELINE_SOURCES)
-_LIBRARIES = ("optuna", "torch", "gpytorch", "botorch", "numpy", "scipy", "cmaes", "smac")
+# what decides a run of mixbo's samplers: theirs and the problems and study loop (not the peers,
+# and not the command's reporting, which a page's rebuild changes without changing a run)
+_MIXBO_SOURCES = (
+    "common",
+    "optuna_plugins",
+    *(source for source in _BASELINE_SOURCES if source != "mixbo_compare/peers"),
+)
+# the libraries mixbo's samplers run on; the baselines' add the peers' own
+_MIXBO_LIBRARIES = ("optuna", "torch", "gpytorch", "botorch", "numpy", "scipy")
+_BASELINE_LIBRARIES = (*_MIXBO_LIBRARIES, "cmaes", "smac")
 
 
 def load_runs(path: str | os.PathLike | None, key: Callable[[dict], tuple]) -> dict[tuple, dict]:
@@ -62,18 +68,18 @@ def record_run(path: str | os.PathLike | None, run: dict) -> None:
 def code_version() -> str:
     """A short hash of the source files that decide a run of mixbo's samplers (``common``,
     ``optuna_plugins``, and the problems and study loop of :func:`baseline_version`; not the
-    reporting) and the installed versions of the libraries its samplers and the baselines run
-    on."""
-    return _version(_MIXBO_SOURCES)
+    peers or the reporting) and the installed versions of the libraries those samplers run on, so
+    that installing or upgrading a peer (SMAC3, CatCMA's ``cmaes``) keeps mixbo's stored runs."""
+    return _version(_MIXBO_SOURCES, _MIXBO_LIBRARIES)
 
 
 def baseline_version() -> str:
     """A short hash of the source files that decide a baseline's run (problems, study loop; not
-    mixbo's samplers) and the same library versions."""
-    return _version(_BASELINE_SOURCES)
+    mixbo's samplers) and the versions of the libraries the baselines run on."""
+    return _version(_BASELINE_SOURCES, _BASELINE_LIBRARIES)
 
 
-def _version(sources: tuple[str, ...]) -> str:
+def _version(sources: tuple[str, ...], libraries: tuple[str, ...]) -> str:
     digest = hashlib.sha256()
     root = Path(__file__).resolve().parents[1]
     for source in sources:
@@ -81,7 +87,7 @@ def _version(sources: tuple[str, ...]) -> str:
         for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
             digest.update(str(file.relative_to(root)).encode())
             digest.update(file.read_bytes())
-    for library in _LIBRARIES:
+    for library in libraries:
         try:
             version = importlib.metadata.version(library)
         except importlib.metadata.PackageNotFoundError:

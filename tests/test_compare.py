@@ -580,6 +580,31 @@ def test_mixbo_version_follows_the_samplers_and_problems_not_the_reporting(
     assert run_cache.code_version() != before
 
 
+def test_a_peer_changes_the_baselines_version_not_mixbos(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installing or upgrading a peer (SMAC3), or editing its adapter, reruns the baselines only:
+    mixbo's stored runs stay valid."""
+    import importlib.metadata
+
+    from mixbo_compare import run_cache
+
+    mixbo, baselines = run_cache.code_version(), run_cache.baseline_version()
+    installed = importlib.metadata.version
+
+    def upgraded(name: str) -> str:
+        return "99.0" if name == "smac" else installed(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", upgraded)
+    assert run_cache.code_version() == mixbo
+    assert run_cache.baseline_version() != baselines
+    monkeypatch.setattr(importlib.metadata, "version", installed)
+    read = Path.read_bytes
+    monkeypatch.setattr(
+        Path, "read_bytes", lambda p: read(p) + (b"# edited" if p.name == "smac3.py" else b"")
+    )
+    assert run_cache.code_version() == mixbo
+    assert run_cache.baseline_version() != baselines
+
+
 def test_the_baseline_version_covers_every_module_a_baseline_run_uses() -> None:
     """A stored baseline run is reused while ``baseline_version`` is unchanged: each module of
     ``mixbo_compare`` that the study loops use must be among the sources it hashes."""
