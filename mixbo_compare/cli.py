@@ -681,8 +681,9 @@ def _label(sampler: str) -> str:
     """A sampler's name for ``--list``: ours marked, peers marked (and missing ones said)."""
     if runner.is_ours(sampler):
         return f"{sampler} (mixbo)"
-    if sampler in runner.UNAVAILABLE:
-        return f"{sampler} (peer, cannot run: see README)"
+    if sampler in runner.UNAVAILABLE:  # the reason's gist: "name: gist (details)"
+        gist = runner.UNAVAILABLE[sampler].split(" (")[0].removeprefix(f"{sampler}: ")
+        return f"{sampler} (peer, cannot run: {gist})"
     if sampler in runner.PEERS:
         return f"{sampler} (peer{', not installed' if runner.missing(sampler) else ''})"
     return sampler

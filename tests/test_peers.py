@@ -213,7 +213,9 @@ def test_cli_names_the_peers() -> None:
 
     assert cli._expand_samplers(["catcmawm,smac", "tpe"]) == ["catcmawm", "smac", "tpe"]
     assert cli._expand_samplers(["peers"]) == ["catcmawm", "smac", "ax", "hebo"]
-    assert cli._label("hebo") == "hebo (peer, cannot run: see README)"
+    assert cli._label("hebo") == (
+        "hebo (peer, cannot run: no release runs beside numpy 2 and pandas 2+)"
+    )
 
 
 def test_the_peers_extra_installs_every_runnable_peer() -> None:
