@@ -1,6 +1,6 @@
 """Merge the CSVs of several ``mixbo-compare`` runs into one folder, for ``--report-only``.
 
-The README's tables join runs made at different times (our samplers at one commit, Optuna's at
+A table can join runs made at different times (our samplers at one commit, Optuna's at
 another; seeds 0–9 and 10–19): each source is a ``mixbo-compare -o`` folder, optionally with
 ``--keep`` filters on its rows. Then ``mixbo-compare --report-only OUT`` rebuilds the table, the
 mean ranks and the plots from the merged rows.

@@ -10,7 +10,7 @@ Runs on an existing Ray cluster when given its address, and on a local one other
 ``--compare`` runs the same trainable, budget and seed under mixbo's searchers and Tune's own
 ``OptunaSearch`` with TPE and with Optuna's GP sampler, and prints each one's best loss. Tune's
 ``HEBOSearch`` is not among them: no release of the ``hebo`` package runs beside numpy 2 and
-pandas 2+ (see the README's section on the peers).
+pandas 2+ (``mixbo_compare/peers/__init__.py`` says which releases fail, and why).
 
 The searcher runs in this driver process, the trials anywhere on the cluster. A cluster with
 Ray's token authentication (Ray 2.60 turns it on for the clusters it starts) also needs
