@@ -56,7 +56,7 @@ import threading
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,11 +64,11 @@ from typing import Any
 
 import numpy as np
 
-from mixbo_compare import provenance, report, runner
+from mixbo_compare import provenance, report, run_cache, runner
 from mixbo_compare.problems import PROBLEMS, get_problem, resolve
 from mixbo_compare.problems.problem import Problem
 from mixbo_compare.pruners import PRUNERS, labelled, unlabelled
-from mixbo_compare.run_cache import baseline_version, code_version, load_runs, record_run
+from mixbo_compare.run_cache import load_runs, record_run
 
 DEFAULT_PROBLEMS = ("func2c", "contamination")
 DEFAULT_SAMPLERS = ("mixbo", "cocabo", "casmopolitan", "bofm", "tpe", "random", "gp")
@@ -114,16 +114,15 @@ class Outcome:
 _TASK_KEY = ("problem", "sampler", "seed", "workers", "n_trials")
 
 
-def resumable(folder: Path, code: str, baseline: str | None = None) -> dict[tuple, dict]:
-    """The finished ``ok`` runs in ``folder``'s ``runs.jsonl``, by task: mixbo's of code version
-    ``code``, the baselines' of ``baseline`` (``code`` too when it is None)."""
-    baseline = code if baseline is None else baseline
+def resumable(folder: Path, versions: Mapping[str, str]) -> dict[tuple, dict]:
+    """The finished ``ok`` runs in ``folder``'s ``runs.jsonl``, by task, of each sampler's current
+    version ``versions[sampler]``."""
     runs = load_runs(
         folder / RUNS_JSONL, lambda r: (r.get("code"), *(r["task"][k] for k in _TASK_KEY))
     )
 
     def current(key: tuple, run: dict) -> bool:
-        version = code if runner.is_ours(run["task"]["sampler"]) else baseline
+        version = versions.get(run["task"]["sampler"])
         return key[0] == version and run["run"]["status"] == "ok"
 
     return {key[1:]: r for key, r in runs.items() if current(key, r)}
@@ -135,17 +134,16 @@ def restore_runs(folder: Path) -> int:
 
     A results folder stored without its ``runs.jsonl`` (a page's folder in ``docs/runs``, a fresh
     clone) keeps everything a record holds: each ``ok`` row of ``runs.csv`` with its trials, under
-    the provenance's source hash (mixbo's samplers) or baseline hash (the others). Every run of a
-    folder ran under the hashes of the command that wrote its provenance (a comparison reuses runs
-    of the current code only), so the restored records are reused exactly when the runs would be:
-    the baselines while the problems and the study loop are unchanged, mixbo's rows while mixbo's
-    source is.
+    the provenance's source hash (mixbo's samplers) or that baseline's hash. Every run of a folder
+    ran under the hashes of the command that wrote its provenance (a comparison reuses runs of the
+    current code only), so the restored records are reused exactly when the runs would be: a
+    baseline's while what decides its runs is unchanged, mixbo's rows while mixbo's source is.
     """
     tables = [folder / report.RUNS_CSV, folder / report.TRIALS_CSV]
     stamp = provenance.read(folder)
     if (folder / RUNS_JSONL).exists() or stamp is None or not all(p.exists() for p in tables):
         return 0
-    versions = {True: stamp.get("code"), False: stamp.get("baseline_code")}
+    baselines = stamp.get("baseline_codes", {})
     trials: dict[tuple, list[dict[str, str]]] = {}
     with open(tables[1], newline="") as f:
         for row in csv.DictReader(f):
@@ -154,7 +152,8 @@ def restore_runs(folder: Path) -> int:
     restored = 0
     with open(tables[0], newline="") as f:
         for row in csv.DictReader(f):
-            code = versions[runner.is_ours(row["sampler"])]
+            ours = runner.is_ours(row["sampler"])
+            code = stamp.get("code") if ours else baselines.get(row["sampler"])
             if row["status"] != "ok" or not code:
                 continue
             task = {k: row[k] if k in ("problem", "sampler") else int(row[k]) for k in _TASK_KEY}
@@ -700,16 +699,17 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
     workers = list(dict.fromkeys(args.workers))
     problems = [labelled(p, args.pruner) for p in args.problems]
     tasks, known = plan(problems, samplers, seeds, workers, args.trials)
-    code, baseline = code_version(), baseline_version()
+    versions = run_cache.run_versions(samplers)
     restored = restore_runs(out)
     if restored:
         print(f"restored {restored} finished runs into {out / RUNS_JSONL} from the folder's tables")
-    done = resumable(out, code, baseline)
+    done = resumable(out, versions)
     reused = [t for t in tasks if tuple(getattr(t, k) for k in _TASK_KEY) in done]
     if reused:
         print(
-            f"reusing {len(reused)} finished runs of this code ({code}; baselines {baseline}) "
-            f"from {out / RUNS_JSONL}"
+            f"reusing {len(reused)} finished runs of this code ("
+            + ", ".join(f"{s} {v}" for s, v in versions.items())
+            + f") from {out / RUNS_JSONL}"
         )
         tasks = [t for t in tasks if t not in reused]
         for t in reused:
@@ -724,12 +724,13 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
     def sink(outcome: Outcome) -> None:
         csvs(outcome)
         if outcome.run_row["status"] == "ok":
-            ours = runner.is_ours(outcome.task.sampler)
-            record_run(out / RUNS_JSONL, outcome.record(code if ours else baseline))
+            record_run(out / RUNS_JSONL, outcome.record(versions[outcome.task.sampler]))
 
     stamp = provenance.collect(command, jobs)
+    stamp["code"] = run_cache.code_version()
+    stamp["baseline_codes"] = {s: v for s, v in versions.items() if not runner.is_ours(s)}
     earlier = provenance.read(out) or {}
-    same_code = (earlier.get("code"), earlier.get("baseline_code")) == (code, baseline)
+    same_code = all(earlier.get(k) == stamp.get(k) for k in ("code", "baseline_codes"))
     if not tasks and same_code:  # nothing runs: the stamp of the runs' machine, processes, date
         stamp = {**earlier, "command": command}
     elif reused and earlier:

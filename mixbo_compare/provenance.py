@@ -17,8 +17,6 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from mixbo_compare.run_cache import baseline_version, code_version
-
 PROVENANCE_JSON = "provenance.json"
 LIBRARIES = ("optuna", "torch", "gpytorch", "botorch", "numpy", "scipy")
 
@@ -64,8 +62,6 @@ def collect(command: str, jobs: int) -> dict[str, Any]:
     return {
         "command": command,
         "commit": git_commit(Path(__file__).resolve().parents[1]),
-        "code": code_version(),
-        "baseline_code": baseline_version(),
         "versions": versions,
         "cpu": cpu_name(),
         "cores": os.cpu_count() or 1,
@@ -87,10 +83,13 @@ def read(folder: str | os.PathLike) -> dict[str, Any] | None:
 def stamp(provenance: dict[str, Any]) -> list[str]:
     """Markdown lines that say where a table's runs came from."""
     versions = ", ".join(f"{k} {v}" for k, v in provenance["versions"].items())
+    codes = provenance.get("baseline_codes", {})
     baselines = (
-        f" Baselines' runs under `{provenance['baseline_code']}` (the problems' and the study "
-        "loop's source only, so that they are reused when only mixbo's samplers change)."
-        if "baseline_code" in provenance
+        " Baselines' runs under their own hashes ("
+        + ", ".join(f"{sampler} `{code}`" for sampler, code in codes.items())
+        + "; the problems', the study loop's and, for a peer, its adapter's source, so that they"
+        " are reused when only mixbo's samplers or another baseline change)."
+        if codes
         else ""
     )
     cached = (  # a comparison's runs; a timing has no cache

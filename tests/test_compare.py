@@ -388,7 +388,7 @@ def test_mixbo_compare_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     (out / "results.md").unlink()
     assert cli.main(["--report-only", str(out)]) == 0
     assert f"Command: `mixbo-compare {' '.join(argv)}`" in md
-    assert f"source hash `{cli.code_version()}`" in md  # the version its runs are cached under
+    assert f"source hash `{cli.run_cache.code_version()}`" in md  # its runs' cache version
     assert "commit `" in md and "cores" in md  # the stamp: commit, versions, machine
     assert (out / "results.md").read_text() == md
 
@@ -508,7 +508,7 @@ def test_an_interrupted_comparison_resumes_with_the_runs_it_finished(
     assert values(fresh) == values(out)  # the same trials, resumed or not
 
     calls.clear()  # baselines of another version run again (mixbo's: tests/test_multi_objective)
-    monkeypatch.setattr(cli, "baseline_version", lambda: "other")
+    monkeypatch.setattr(cli.run_cache, "baseline_version", lambda sampler: "other")
     assert cli.main(argv) == 0
     assert len(calls) == 4
 
@@ -549,7 +549,7 @@ def test_a_folder_stored_without_runs_jsonl_is_reused_from_its_tables(
     )
 
     (out / cli.RUNS_JSONL).unlink()
-    monkeypatch.setattr(cli, "code_version", lambda: "changed mixbo")
+    monkeypatch.setattr(cli.run_cache, "code_version", lambda: "changed mixbo")
     assert cli.main([*flags, "-o", str(out)]) == 0
     assert sorted(calls) == [("mixbo", 0), ("mixbo", 1)]
     # random's runs were reused: the stamp says where they ran, beside where mixbo's just did
@@ -580,48 +580,61 @@ def test_mixbo_version_follows_the_samplers_and_problems_not_the_reporting(
     assert run_cache.code_version() != before
 
 
-def test_a_peer_changes_the_baselines_version_not_mixbos(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Installing or upgrading a peer (SMAC3), or editing its adapter, reruns the baselines only:
-    mixbo's stored runs stay valid."""
+def test_a_peer_changes_its_own_version_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upgrading a peer's package (SMAC3) or editing its adapter reruns that peer's rows only:
+    mixbo's, Optuna's samplers' and the other peers' stored runs stay valid."""
     import importlib.metadata
 
     from mixbo_compare import run_cache
 
-    mixbo, baselines = run_cache.code_version(), run_cache.baseline_version()
+    samplers = ["mixbo", "tpe", "gp", "smac", "catcmawm", "ax"]
+    before = run_cache.run_versions(samplers)
+    assert before["tpe"] == before["gp"] != before["mixbo"]
+    assert len({before[s] for s in ("tpe", "smac", "catcmawm", "ax")}) == 4
     installed = importlib.metadata.version
 
     def upgraded(name: str) -> str:
         return "99.0" if name == "smac" else installed(name)
 
+    def changed() -> set[str]:
+        after = run_cache.run_versions(samplers)
+        return {s for s in samplers if after[s] != before[s]}
+
     monkeypatch.setattr(importlib.metadata, "version", upgraded)
-    assert run_cache.code_version() == mixbo
-    assert run_cache.baseline_version() != baselines
+    assert changed() == {"smac"}
     monkeypatch.setattr(importlib.metadata, "version", installed)
     read = Path.read_bytes
-    monkeypatch.setattr(
-        Path, "read_bytes", lambda p: read(p) + (b"# edited" if p.name == "smac3.py" else b"")
-    )
-    assert run_cache.code_version() == mixbo
-    assert run_cache.baseline_version() != baselines
+
+    def edited(name: str):
+        return lambda path: read(path) + (b"# edited" if path.name == name else b"")
+
+    monkeypatch.setattr(Path, "read_bytes", edited("smac3.py"))
+    assert changed() == {"smac"}
+    monkeypatch.setattr(Path, "read_bytes", edited("_sampler.py"))  # the peers' shared sampler
+    assert changed() == {"smac", "catcmawm", "ax"}
+    monkeypatch.setattr(Path, "read_bytes", edited("study_loop.py"))
+    assert changed() == set(samplers)
 
 
-def test_the_baseline_version_covers_every_module_a_baseline_run_uses() -> None:
-    """A stored baseline run is reused while ``baseline_version`` is unchanged: each module of
-    ``mixbo_compare`` that the study loops use must be among the sources it hashes."""
+def test_the_versions_cover_every_module_a_run_uses() -> None:
+    """A stored run is reused while its sampler's version is unchanged: each module of
+    ``mixbo_compare`` that the study loops use must be among the sources every version hashes,
+    or (the peers) among those every peer's version hashes."""
     import inspect
 
     from mixbo_compare import multi_objective, run_cache, runner, study_loop
 
-    covered = run_cache._BASELINE_SOURCES
+    covered = (*run_cache._RUN_SOURCES, *run_cache._PEER_SOURCES)
+    root = Path(run_cache.__file__).resolve().parents[1]
     for loop in (runner, multi_objective, study_loop):
         for value in vars(loop).values():
             module = inspect.getmodule(value)
             if module is None or not module.__name__.startswith("mixbo_compare."):
                 continue
-            path = module.__name__.replace(".", "/")
-            assert any(
-                path == c.removesuffix(".py") or path.startswith(c + "/") for c in covered
-            ), f"{path} is not in run_cache._BASELINE_SOURCES"
+            path = Path(inspect.getfile(module)).resolve().relative_to(root).as_posix()
+            assert any(path == c or path.startswith(c + "/") for c in covered), (
+                f"{path} is not among the sources run_cache hashes"
+            )
 
 
 # ------------------------------------------------------------------------- the compare extra

@@ -286,7 +286,7 @@ def test_stored_baselines_are_reused_when_only_mixbo_changes(
         return real(task, on_trial)
 
     monkeypatch.setattr(cli, "execute", execute)
-    monkeypatch.setattr(cli, "code_version", lambda: "mixbo changed")
+    monkeypatch.setattr(cli.run_cache, "code_version", lambda: "mixbo changed")
     assert cli.main([*argv[:5], "mixbo", *argv[5:]]) == 0
     assert calls == ["mixbo"]  # tpe and random came from runs.jsonl
     with open(out / "runs.csv", newline="") as f:
