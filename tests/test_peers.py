@@ -224,3 +224,56 @@ def test_the_peers_extra_installs_every_runnable_peer() -> None:
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     extra = {req.split(">")[0] for req in project["optional-dependencies"]["peers"]}
     assert extra == {peer.distribution for peer in peers.PEERS.values()}
+
+
+def test_catcmawm_ranks_infeasible_members_behind_feasible_ones() -> None:
+    """Deb's feasibility rule as values: CatCMA is told an infeasible member's value behind every
+    feasible one's, the infeasible ones ordered by violation; a feasible member's value is its
+    objective's, and with no constraint set every value is."""
+    _installed("catcmawm")
+    space = {"x": FloatDistribution(-1.0, 1.0), "y": FloatDistribution(-1.0, 1.0)}
+    for constrained in (True, False):
+        sampler = peers.PEERS["catcmawm"].build(0, space, 40)
+        driver = sampler.driver
+        params: dict[int, dict[str, float]] = {}  # id of a member's solution -> its parameters
+        told: list[list[tuple[float, float, float]]] = []  # (objective, violation, value told)
+        ask, tell = driver.ask, driver.optimizer.tell
+
+        def asked(ask: Any = ask, params: dict = params) -> tuple[Any, dict[str, Any]]:
+            token, p = ask()
+            if token is not None:
+                params[id(token[1])] = p
+            return token, p
+
+        def telling(
+            solutions: list, tell: Any = tell, told: list = told, params: dict = params
+        ) -> None:
+            generation = []
+            for solution, value in solutions:
+                x, y = params[id(solution)]["x"], params[id(solution)]["y"]
+                generation.append((x + y, max(-x, 0.0) + max(-y, 0.0), value))
+            told.append(generation)
+            tell(solutions)
+
+        driver.ask, driver.optimizer.tell = asked, telling
+        study = optuna.create_study(sampler=sampler)
+        for _ in range(40):
+            trial = study.ask(space)
+            x, y = trial.params["x"], trial.params["y"]
+            if constrained:  # feasible where x >= 0 and y >= 0; the objective pulls below
+                trial.set_constraint("c0", -x)
+                trial.set_constraint("c1", -y)
+            study.tell(trial, x + y)
+        assert len(told) >= 3
+        for generation in told:
+            if not constrained:
+                assert [v for _, _, v in generation] == pytest.approx([f for f, _, _ in generation])
+                continue
+            feasible = [(f, v) for f, c, v in generation if c == 0]
+            infeasible = sorted((c, v) for _, c, v in generation if c > 0)
+            assert all(v == pytest.approx(f) for f, v in feasible)
+            if feasible and infeasible:
+                assert min(v for _, v in infeasible) > max(v for _, v in feasible)
+            assert [v for _, v in infeasible] == sorted(v for _, v in infeasible)
+        if constrained:  # the check above had infeasible members to rank
+            assert any(c > 0 for generation in told for _, c, _ in generation)

@@ -20,15 +20,25 @@ Asynchronous use: ``tell`` takes a whole generation, so proposals are grouped by
 once a generation's members are all asked, further proposals come from the same distribution and
 their values are not told (only with simultaneously running trials). A failed member is told the
 worst value of its generation.
+
+Constraints (a trial's ``trial.set_constraint`` values, feasible when all are ≤ 0): the package has
+no constraint handling of its own, so Deb's feasibility rule is told as values: an infeasible
+member gets the worst feasible value seen so far plus its total violation, which ranks it behind
+every feasible member of its generation and orders the infeasible ones by how far they are from
+feasibility (before any feasible value, by violation alone). Without constraints the values are
+the objective's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import optuna
 from optuna.distributions import BaseDistribution, CategoricalDistribution
+from optuna.trial import FrozenTrial, TrialState
 
 from mixbo_compare.peers._sampler import PeerSampler, fixed_params, grid, plain
 
@@ -97,7 +107,8 @@ class CatCMAwMDriver:
             )
         self.generation = 0
         self.asked = 0  # members of the current generation asked
-        self.told: list[tuple[Any, float | None]] = []
+        self.told: list[tuple[Any, float | None, float]] = []  # (solution, value, violation)
+        self.worst_feasible = -math.inf  # over every generation told
 
     def ask(self) -> tuple[Any, dict[str, Any]]:
         if self.optimizer is None:
@@ -111,17 +122,45 @@ class CatCMAwMDriver:
     def tell(self, token: Any, value: float | None) -> None:
         if token is None or token[0] != self.generation:
             return
-        self.told.append((token[1], value))
+        _, solution, violation = token
+        self.told.append((solution, value, violation))
         if len(self.told) < self.optimizer.population_size:
             return
-        finite = [v for _, v in self.told if v is not None]
-        worst = max(finite) if finite else 0.0
-        self.optimizer.tell([(s, worst if v is None else v) for s, v in self.told])
+        members = [solution for solution, _, _ in self.told]
+        self.optimizer.tell(list(zip(members, self._ranked_values(), strict=True)))
         self.generation += 1
         self.asked, self.told = 0, []
+
+    def _ranked_values(self) -> list[float]:
+        """The generation's values as CatCMA is told them: Deb's rule for the infeasible
+        members, the worst value of the generation for the failed ones."""
+        feasible = [v for _, v, c in self.told if v is not None and c == 0]
+        self.worst_feasible = max([self.worst_feasible, *feasible])
+        base = self.worst_feasible if math.isfinite(self.worst_feasible) else 0.0
+        values = [v if v is None or c == 0 else base + c for _, v, c in self.told]
+        finite = [v for v in values if v is not None]
+        worst = max(finite) if finite else 0.0
+        return [worst if v is None else v for v in values]
 
 
 class CatCMAwMSampler(PeerSampler):
     """CatCMA with Margin (``cmaes.CatCMAwM``) as an Optuna sampler over a fixed search space."""
 
     make_driver = CatCMAwMDriver
+
+    def after_trial(
+        self,
+        study: optuna.Study,
+        trial: FrozenTrial,
+        state: TrialState,
+        values: Sequence[float] | None,
+    ) -> None:
+        token = self._tokens.get(trial.number)
+        if token is not None:  # the member goes to its generation with its constraint violation
+            self._tokens[trial.number] = (*token, violation(trial))
+        super().after_trial(study, trial, state, values)
+
+
+def violation(trial: FrozenTrial) -> float:
+    """The total amount by which ``trial``'s constraint values exceed 0 (0 when feasible)."""
+    return float(sum(max(c, 0.0) for c in trial.constraints.values()))
