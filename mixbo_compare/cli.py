@@ -129,11 +129,12 @@ def resumable(folder: Path, versions: Mapping[str, str]) -> dict[tuple, dict]:
 
 
 def restore_runs(folder: Path) -> int:
-    """Write ``runs.jsonl`` from the folder's ``runs.csv``, ``trials.csv`` and
-    ``provenance.json`` where it is missing; the number of runs restored.
+    """Add to ``runs.jsonl`` the runs of the folder's ``runs.csv``, ``trials.csv`` and
+    ``provenance.json`` that it lacks; the number of runs restored.
 
     A results folder stored without its ``runs.jsonl`` (a page's folder in ``docs/runs``, a fresh
-    clone) keeps everything a record holds: each ``ok`` row of ``runs.csv`` with its trials, under
+    clone), or beside an older one (whose records are of earlier versions), keeps everything a
+    record holds: each ``ok`` row of ``runs.csv`` with its trials, under
     the provenance's source hash (mixbo's samplers) or that baseline's hash. Every run of a folder
     ran under the hashes of the command that wrote its provenance (a comparison reuses runs of the
     current code only), so the restored records are reused exactly when the runs would be: a
@@ -141,8 +142,11 @@ def restore_runs(folder: Path) -> int:
     """
     tables = [folder / report.RUNS_CSV, folder / report.TRIALS_CSV]
     stamp = provenance.read(folder)
-    if (folder / RUNS_JSONL).exists() or stamp is None or not all(p.exists() for p in tables):
+    if stamp is None or not all(p.exists() for p in tables):
         return 0
+    recorded = load_runs(
+        folder / RUNS_JSONL, lambda r: (r.get("code"), *(r["task"][k] for k in _TASK_KEY))
+    )
     baselines = stamp.get("baseline_codes", {})
     trials: dict[tuple, list[dict[str, str]]] = {}
     with open(tables[1], newline="") as f:
@@ -157,6 +161,8 @@ def restore_runs(folder: Path) -> int:
             if row["status"] != "ok" or not code:
                 continue
             task = {k: row[k] if k in ("problem", "sampler") else int(row[k]) for k in _TASK_KEY}
+            if (code, *(task[k] for k in _TASK_KEY)) in recorded:
+                continue
             key = (row["problem"], row["sampler"], row["seed"], row["workers"])
             record = {"code": code, "task": task, "run": row, "trials": trials.get(key, [])}
             record_run(folder / RUNS_JSONL, record)

@@ -561,6 +561,33 @@ def test_a_folder_stored_without_runs_jsonl_is_reused_from_its_tables(
     assert "run on: the machine that ran them on 2026-01-02" in (out / "results.md").read_text()
 
 
+def test_a_stale_runs_jsonl_does_not_hide_the_tables_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder whose ``runs.jsonl`` holds records of earlier versions only (a local cache older
+    than the stored tables' provenance) still reuses the tables' runs: the missing records are
+    added, the stale ones kept, nothing is run again."""
+    flags = ["-p", "func2c", "-s", "mixbo", "random", "--seeds", "2", "-n", "3"]
+    flags += ["-j", "1", "--no-progress", "--quiet", "-o", str(tmp_path)]
+    assert cli.main(flags) == 0
+    jsonl = tmp_path / cli.RUNS_JSONL
+    stale = [{**json.loads(line), "code": "old"} for line in jsonl.read_text().splitlines()]
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in stale))
+    calls: list[str] = []
+    real = cli.execute
+
+    def execute(task: cli.Task, on_trial: Any = None) -> cli.Outcome:
+        calls.append(task.sampler)
+        return real(task, on_trial)
+
+    monkeypatch.setattr(cli, "execute", execute)
+    assert cli.restore_runs(tmp_path) == 4
+    assert cli.restore_runs(tmp_path) == 0  # each run is added once
+    assert cli.main(flags) == 0
+    assert calls == []
+    assert len(jsonl.read_text().splitlines()) == 8
+
+
 def test_mixbo_version_follows_the_samplers_and_problems_not_the_reporting(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
