@@ -19,6 +19,9 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from mixbo_compare.peers import PEERS
+from mixbo_compare.runner import is_ours
+
 # what decides any sampler's run: the problems, the study loop and the search space's conversion
 _RUN_SOURCES = (
     "mixbo_compare/problems",
@@ -73,8 +76,6 @@ def baseline_version(sampler: str) -> str:
     """A short hash of what decides a run of baseline ``sampler``: for Optuna's samplers the
     problems, the study loop and the libraries (not mixbo's samplers, not the peers); for a peer
     also the peers' shared sampler, its own adapter module and its own package's version."""
-    from mixbo_compare.peers import PEERS
-
     peer = PEERS.get(sampler)
     if peer is None:
         return _version(_RUN_SOURCES, _LIBRARIES)
@@ -85,8 +86,6 @@ def baseline_version(sampler: str) -> str:
 def run_versions(samplers: Sequence[str]) -> dict[str, str]:
     """Each sampler's version: :func:`code_version` for mixbo's, :func:`baseline_version` for
     the others."""
-    from mixbo_compare.runner import is_ours
-
     mixbo = code_version()
     return {s: mixbo if is_ours(s) else baseline_version(s) for s in samplers}
 
