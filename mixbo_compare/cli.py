@@ -134,11 +134,11 @@ def restore_runs(folder: Path) -> int:
 
     A results folder stored without its ``runs.jsonl`` (a page's folder in ``docs/runs``, a fresh
     clone), or beside an older one (whose records are of earlier versions), keeps everything a
-    record holds: each ``ok`` row of ``runs.csv`` with its trials, under
-    the provenance's source hash (mixbo's samplers) or that baseline's hash. Every run of a folder
-    ran under the hashes of the command that wrote its provenance (a comparison reuses runs of the
-    current code only), so the restored records are reused exactly when the runs would be: a
-    baseline's while what decides its runs is unchanged, mixbo's rows while mixbo's source is.
+    record holds: each ``ok`` row of ``runs.csv`` with its trials, under the provenance's source
+    hash (mixbo's samplers) or that baseline's hash. Every run of a folder ran under the hashes of
+    the command that wrote its provenance (a comparison reuses runs of the current code only), so
+    the restored records are reused exactly when the runs would be: a baseline's while what
+    decides its runs is unchanged, mixbo's rows while mixbo's source is.
     """
     tables = [folder / report.RUNS_CSV, folder / report.TRIALS_CSV]
     stamp = provenance.read(folder)
