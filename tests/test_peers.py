@@ -277,3 +277,63 @@ def test_catcmawm_ranks_infeasible_members_behind_feasible_ones() -> None:
             assert [v for _, v in infeasible] == sorted(v for _, v in infeasible)
         if constrained:  # the check above had infeasible members to rank
             assert any(c > 0 for generation in told for _, c, _ in generation)
+
+
+SQUARE = {"x": FloatDistribution(-1.0, 1.0), "y": FloatDistribution(-1.0, 1.0)}
+
+
+def _constrained_study(
+    sampler: optuna.samplers.BaseSampler, n_trials: int, constrained: bool = True
+) -> optuna.Study:
+    """``x + y`` on [-1, 1]² with ``x ≥ 0.2`` and ``y ≥ 0`` as constraints: the objective pulls
+    away from the feasible quarter, whose best point is (0.2, 0)."""
+    study = optuna.create_study(sampler=sampler)
+    for _ in range(n_trials):
+        trial = study.ask(SQUARE)
+        x, y = trial.params["x"], trial.params["y"]
+        if constrained:
+            trial.set_constraint("c0", 0.2 - x)
+            trial.set_constraint("c1", -y)
+        study.tell(trial, x + y)
+    return study
+
+
+def test_smac_costs_infeasible_trials_above_every_feasible_one() -> None:
+    """Deb's rule as SMAC3 costs: a feasible trial's cost is its objective's; an infeasible one's
+    is above every objective value seen so far, by its violation; without constraints every
+    cost is the objective's."""
+    _installed("smac")
+    for constrained in (True, False):
+        sampler = peers.PEERS["smac"].build(0, SQUARE, 30)
+        smac = sampler.driver.smac
+        costs: list[float] = []
+
+        def recording(info: Any, value: Any, tell: Any = smac.tell, costs: list = costs) -> None:
+            costs.append(value.cost)
+            tell(info, value)
+
+        smac.tell = recording
+        trials = _constrained_study(sampler, 30, constrained).trials
+        values = [t.value for t in trials]
+        excess = [sum(max(c, 0.0) for c in t.constraints.values()) for t in trials]
+        for i, (cost, value, over) in enumerate(zip(costs, values, excess, strict=True)):
+            expected = value if over == 0 else max(values[: i + 1]) + over
+            assert cost == pytest.approx(expected)
+        assert len(costs) == 30 and any(over > 0 for over in excess) == constrained
+
+
+def test_ax_models_constraints_as_outcome_constraints() -> None:
+    """Ax is told the constraints as outcome constraints: its model-based proposals stay in the
+    feasible quarter, where without them the same seed goes to the objective's infeasible
+    corner."""
+    _installed("ax")
+    study = _constrained_study(peers.PEERS["ax"].build(0, SQUARE, 8), 8)
+    config = study.sampler.driver.client._experiment.optimization_config
+    assert sorted(map(str, config.outcome_constraints)) == [
+        "OutcomeConstraint(c0 <= 0)",
+        "OutcomeConstraint(c1 <= 0)",
+    ]
+    model_based = study.trials[5:]  # after the centre and four Sobol points
+    assert all(all(c <= 0 for c in t.constraints.values()) for t in model_based)
+    blind = _constrained_study(peers.PEERS["ax"].build(0, SQUARE, 6), 6, constrained=False)
+    assert blind.trials[5].params["x"] < 0.2 or blind.trials[5].params["y"] < 0

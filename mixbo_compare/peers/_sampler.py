@@ -1,7 +1,9 @@
 """One thin Optuna sampler around any ask/tell optimiser: the peers' common door into a study.
 
 A peer is a :class:`Driver`: ``ask() -> (token, params)`` proposes one configuration in Optuna's
-values, ``tell(token, value)`` reports its minimised value (``None`` for a failed trial). A
+values, ``tell(token, value, constraints)`` reports its minimised value (``None`` for a failed
+trial) and the trial's constraint values (``trial.set_constraint``'s, feasible when all are ≤ 0;
+empty without constraints), which each peer handles in its own way. A
 :class:`PeerSampler` is built for one fixed search space (the distributions a define-and-run
 ``study.ask(distributions)`` passes, as ``mixbo-compare`` does), so the peer proposes every
 trial from the first one; it asks the driver in ``sample_relative`` and tells it in
@@ -37,7 +39,7 @@ class Driver(Protocol):
 
     def ask(self) -> tuple[Any, dict[str, Any]]: ...
 
-    def tell(self, token: Any, value: float | None) -> None: ...
+    def tell(self, token: Any, value: float | None, constraints: Mapping[str, float]) -> None: ...
 
 
 DriverFactory = Callable[[Mapping[str, BaseDistribution], int | None, int], Driver]
@@ -114,10 +116,15 @@ class PeerSampler(optuna.samplers.BaseSampler):
         if state == TrialState.COMPLETE and values and math.isfinite(values[0]):
             sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
             value = sign * float(values[0])
-        self.driver.tell(token, value)
+        self.driver.tell(token, value, trial.constraints)
 
     def reseed_rng(self) -> None:
         self._fallback.reseed_rng()
+
+
+def violation(constraints: Mapping[str, float]) -> float:
+    """The total amount by which the constraint values exceed 0 (0 when feasible or none)."""
+    return float(sum(max(c, 0.0) for c in constraints.values()))
 
 
 # ------------------------------------------------------------------------------ space helpers

@@ -16,6 +16,12 @@ trace in the caller's random streams.
 Encoding: floats and integers are ``RangeParameterConfig`` with their log scaling and step (Ax
 supports both); categoricals are unordered ``ChoiceParameterConfig`` over the indices of their
 choices (any Python object can be a choice). A failed trial is marked failed.
+
+Constraints (a trial's ``trial.set_constraint`` values, feasible when all are ≤ 0) are Ax's
+outcome constraints, ``c <= 0`` on one metric per constraint, which its default strategy models
+and folds into its acquisition (the probability of feasibility). The names are learnt from the
+first trial told with constraints, so the optimisation is configured again then; the trials
+before it are the centre and Sobol points, which no model chose.
 """
 
 from __future__ import annotations
@@ -94,6 +100,7 @@ class AxDriver:
         self.client = Client(random_seed=int(self.seeds.generate_state(1)[0] >> 1))
         self.client.configure_experiment(parameters=params, name="mixbo-compare")
         self.client.configure_optimization(objective=f"-{OBJECTIVE}")
+        self.constraints: tuple[str, ...] = ()  # the outcome constraints' metric names
 
     def ask(self) -> tuple[Any, dict[str, Any]]:
         if self.client is None:
@@ -103,13 +110,21 @@ class AxDriver:
             ((index, config),) = self.client.get_next_trials(max_trials=1).items()
         return index, decode(self.space, config)
 
-    def tell(self, token: Any, value: float | None) -> None:
+    def tell(self, token: Any, value: float | None, constraints: Mapping[str, float]) -> None:
         if token is None:
             return
         if value is None:
             self.client.mark_trial_failed(token)
-        else:
-            self.client.complete_trial(token, raw_data={OBJECTIVE: value})
+            return
+        if constraints and not self.constraints:
+            self.constraints = tuple(sorted(constraints))
+            self.client.configure_optimization(
+                objective=f"-{OBJECTIVE}",
+                outcome_constraints=[f"{name} <= 0" for name in self.constraints],
+            )
+        raw_data = {name: float(constraints[name]) for name in self.constraints}
+        raw_data[OBJECTIVE] = value
+        self.client.complete_trial(token, raw_data=raw_data)
 
 
 class AxSampler(PeerSampler):

@@ -32,15 +32,13 @@ the objective's.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import optuna
 from optuna.distributions import BaseDistribution, CategoricalDistribution
-from optuna.trial import FrozenTrial, TrialState
 
-from mixbo_compare.peers._sampler import PeerSampler, fixed_params, grid, plain
+from mixbo_compare.peers._sampler import PeerSampler, fixed_params, grid, plain, violation
 
 PACKAGE = "cmaes"
 
@@ -119,11 +117,10 @@ class CatCMAwMDriver:
         token = (self.generation, solution) if member else None
         return token, self.codec.decode(solution.x, solution.z, solution.c)
 
-    def tell(self, token: Any, value: float | None) -> None:
+    def tell(self, token: Any, value: float | None, constraints: Mapping[str, float]) -> None:
         if token is None or token[0] != self.generation:
             return
-        _, solution, violation = token
-        self.told.append((solution, value, violation))
+        self.told.append((token[1], value, violation(constraints)))
         if len(self.told) < self.optimizer.population_size:
             return
         members = [solution for solution, _, _ in self.told]
@@ -147,20 +144,3 @@ class CatCMAwMSampler(PeerSampler):
     """CatCMA with Margin (``cmaes.CatCMAwM``) as an Optuna sampler over a fixed search space."""
 
     make_driver = CatCMAwMDriver
-
-    def after_trial(
-        self,
-        study: optuna.Study,
-        trial: FrozenTrial,
-        state: TrialState,
-        values: Sequence[float] | None,
-    ) -> None:
-        token = self._tokens.get(trial.number)
-        if token is not None:  # the member goes to its generation with its constraint violation
-            self._tokens[trial.number] = (*token, violation(trial))
-        super().after_trial(study, trial, state, values)
-
-
-def violation(trial: FrozenTrial) -> float:
-    """The total amount by which ``trial``'s constraint values exceed 0 (0 when feasible)."""
-    return float(sum(max(c, 0.0) for c in trial.constraints.values()))

@@ -18,10 +18,18 @@ its grid (ordinal, evenly spaced: the same geometry); categoricals are ``Categor
 indices of their choices (any Python object can be a choice). A failed trial is told as CRASHED
 with the worst cost seen so far, 0 before any (the facade's log-scaled encoder turns an infinite
 crash cost into NaN, which its random forest rejects).
+
+Constraints (a trial's ``trial.set_constraint`` values, feasible when all are ≤ 0): SMAC3 has no
+constraint handling of its own (its documentation leaves infeasible configurations to the cost),
+so an infeasible trial's cost is a penalty in the spirit of Deb's rule: the highest objective value
+seen so far (this trial's included) plus its total violation, above every feasible cost told so far
+and ordered by violation among the infeasible ones. Without constraints the costs are the
+objective's.
 """
 
 from __future__ import annotations
 
+import math
 import tempfile
 from collections.abc import Mapping
 from typing import Any
@@ -29,7 +37,13 @@ from typing import Any
 import numpy as np
 from optuna.distributions import BaseDistribution, CategoricalDistribution
 
-from mixbo_compare.peers._sampler import PeerSampler, decode_params, fixed_params, grid
+from mixbo_compare.peers._sampler import (
+    PeerSampler,
+    decode_params,
+    fixed_params,
+    grid,
+    violation,
+)
 
 PACKAGE = "smac"
 
@@ -73,6 +87,7 @@ class SMACDriver:
         self.space = dict(space)
         self.smac = None
         self.worst: float | None = None  # the highest cost told: a failed trial's cost
+        self.highest = -math.inf  # the highest objective value seen: an infeasible cost's base
         cs = configspace(space, seed)
         if len(cs) == 0:
             return
@@ -94,7 +109,7 @@ class SMACDriver:
         info = self.smac.ask()
         return info, decode(self.space, dict(info.config))
 
-    def tell(self, token: Any, value: float | None) -> None:
+    def tell(self, token: Any, value: float | None, constraints: Mapping[str, float]) -> None:
         if token is None:
             return
         from smac.runhistory.dataclasses import TrialValue
@@ -103,9 +118,12 @@ class SMACDriver:
         if value is None:
             cost = 0.0 if self.worst is None else self.worst
             self.smac.tell(token, TrialValue(cost=cost, status=StatusType.CRASHED))
-        else:
-            self.worst = value if self.worst is None else max(self.worst, value)
-            self.smac.tell(token, TrialValue(cost=value))
+            return
+        self.highest = max(self.highest, value)
+        excess = violation(constraints)
+        cost = self.highest + excess if excess > 0 else value
+        self.worst = cost if self.worst is None else max(self.worst, cost)
+        self.smac.tell(token, TrialValue(cost=cost))
 
 
 def _int_seed(seed: int | None) -> int:
