@@ -732,7 +732,8 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
         if outcome.run_row["status"] == "ok":
             record_run(out / RUNS_JSONL, outcome.record(versions[outcome.task.sampler]))
 
-    stamp = provenance.collect(command, jobs)
+    packages = [runner.PEERS[s].distribution for s in samplers if s in runner.PEERS]
+    stamp = provenance.collect(command, jobs, packages)
     stamp["code"] = run_cache.code_version()
     stamp["baseline_codes"] = {s: v for s, v in versions.items() if not runner.is_ours(s)}
     earlier = provenance.read(out) or {}

@@ -14,6 +14,7 @@ import json
 import os
 import platform
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,10 +52,11 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
-def collect(command: str, jobs: int) -> dict[str, Any]:
-    """The provenance of a comparison about to run as ``command`` in ``jobs`` processes."""
+def collect(command: str, jobs: int, packages: Sequence[str] = ()) -> dict[str, Any]:
+    """The provenance of a comparison about to run as ``command`` in ``jobs`` processes; the
+    versions of :data:`LIBRARIES` and of ``packages`` (the peers' distributions it runs)."""
     versions = {"python": platform.python_version()}
-    for library in LIBRARIES:
+    for library in dict.fromkeys((*LIBRARIES, *packages)):
         try:
             versions[library] = importlib.metadata.version(library)
         except importlib.metadata.PackageNotFoundError:

@@ -6,6 +6,7 @@ the registry and skip tests run everywhere.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -206,6 +207,21 @@ def test_runner_runs_a_peer_on_a_problem() -> None:
     assert np.isfinite(result.values).all() and len(result.suggest_seconds) == 12
     again = compare.run(get_problem("func2c"), "catcmawm", 0, 12)
     assert result.params == again.params
+
+
+def test_the_stamp_names_the_version_of_each_peer_that_ran(tmp_path: Path) -> None:
+    """A comparison's provenance lists the packages of the peers it ran beside the libraries."""
+    _installed("catcmawm")
+    import importlib.metadata
+
+    from mixbo_compare import cli
+
+    flags = ["-p", "func2c", "-s", "catcmawm", "random", "--seeds", "1", "-n", "3"]
+    assert cli.main([*flags, "-j", "1", "--no-progress", "--quiet", "-o", str(tmp_path)]) == 0
+    version = importlib.metadata.version("cmaes")
+    assert json.loads((tmp_path / "provenance.json").read_text())["versions"]["cmaes"] == version
+    assert f"cmaes {version}" in (tmp_path / "results.md").read_text()
+    assert "smac" not in json.loads((tmp_path / "provenance.json").read_text())["versions"]
 
 
 def test_cli_names_the_peers() -> None:
