@@ -64,6 +64,7 @@ from typing import Any
 
 import numpy as np
 
+from common.runtime import single_thread
 from mixbo_compare import provenance, report, run_cache, runner
 from mixbo_compare.problems import PROBLEMS, get_problem, resolve
 from mixbo_compare.problems.problem import Problem
@@ -402,21 +403,27 @@ def execute_all(
 
     try:
         if jobs <= 1 or len(tasks) <= 1:
-            for task in order:
-                bar.set_description(f"{task.problem}/{task.sampler}/seed {task.seed}")
-                done = [0]
-
-                def tick(_n: int, done: list[int] = done) -> None:
-                    done[0] += 1
-                    bar.update(1)
-
-                keep(execute(task, on_trial=tick))
-                bar.update(task.n_trials - done[0])  # the rest of a run that failed early
+            with single_thread():  # as in a worker process: the stamp says one thread each
+                _execute_here(order, bar, keep)
         else:
             _execute_parallel(order, jobs, bar, verbose, keep)
     finally:
         bar.close()
     return outcomes
+
+
+def _execute_here(order: Sequence[Task], bar: Any, keep: Callable[[Outcome], None]) -> None:
+    """Run ``order``'s tasks one after the other in this process."""
+    for task in order:
+        bar.set_description(f"{task.problem}/{task.sampler}/seed {task.seed}")
+        done = [0]
+
+        def tick(_n: int, done: list[int] = done) -> None:
+            done[0] += 1
+            bar.update(1)
+
+        keep(execute(task, on_trial=tick))
+        bar.update(task.n_trials - done[0])  # the rest of a run that failed early
 
 
 def _execute_parallel(

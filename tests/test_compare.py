@@ -561,6 +561,32 @@ def test_a_folder_stored_without_runs_jsonl_is_reused_from_its_tables(
     assert "run on: the machine that ran them on 2026-01-02" in (out / "results.md").read_text()
 
 
+def test_runs_in_this_process_get_one_thread_as_in_a_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With one job the runs execute in the command's own process, on one torch thread as the
+    worker processes' (the stamp says so), and the caller's thread count is restored."""
+    import torch
+
+    previous = torch.get_num_threads()
+    seen: list[int] = []
+    real = cli.execute
+
+    def execute(task: cli.Task, on_trial: Any = None) -> cli.Outcome:
+        seen.append(torch.get_num_threads())
+        return real(task, on_trial)
+
+    monkeypatch.setattr(cli, "execute", execute)
+    flags = ["-p", "func2c", "-s", "random", "--seeds", "2", "-n", "3", "-j", "1"]
+    torch.set_num_threads(2)
+    try:
+        assert cli.main([*flags, "--no-progress", "--quiet", "-o", str(tmp_path)]) == 0
+        assert seen == [1, 1]
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(previous)
+
+
 def test_a_stale_runs_jsonl_does_not_hide_the_tables_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
