@@ -20,11 +20,10 @@ with the worst cost seen so far, 0 before any (the facade's log-scaled encoder t
 crash cost into NaN, which its random forest rejects).
 
 Constraints (a trial's ``trial.set_constraint`` values, feasible when all are ≤ 0): SMAC3 has no
-constraint handling of its own (its documentation leaves infeasible configurations to the cost),
-so an infeasible trial's cost is a penalty in the spirit of Deb's rule: the highest objective value
-seen so far (this trial's included) plus its total violation, above every feasible cost told so far
-and ordered by violation among the infeasible ones. Without constraints the costs are the
-objective's.
+constraint handling of its own, so an infeasible trial's cost is a penalty in the spirit of Deb's
+rule: the highest objective value seen so far (this trial's included) plus its total violation,
+above every feasible cost told so far and ordered by violation among the infeasible ones. Without
+constraints the costs are the objective's.
 """
 
 from __future__ import annotations
