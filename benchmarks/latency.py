@@ -220,7 +220,7 @@ def main_prefilled(args, names: list[str], checkpoints: tuple[int, ...], clock) 
             ratios = " / ".join(f"{v / b:.2f}" for v, b in zip(row, base, strict=True))
             print(f"| {n} | {name} | {cells} | {ratios} |", flush=True)
             times = dict(zip(report_latency.TIMES, row, strict=True))
-            about = SPACES[args.space].__doc__.splitlines()[0].rstrip(".")
+            about = " ".join(SPACES[args.space].__doc__.split("\n\n")[0].split()).rstrip(".")
             stored.append({"space": args.space, "about": about, "n": n, "sampler": name, **times})
     if args.out:
         store(args.out, stored, "CPU seconds" if args.cpu else "wall-clock seconds")
