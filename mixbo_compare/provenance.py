@@ -23,8 +23,10 @@ LIBRARIES = ("optuna", "torch", "gpytorch", "botorch", "numpy", "scipy")
 
 
 def git_commit(root: Path) -> str:
-    """The checkout's commit (``-dirty`` when tracked files other than the stored runs and
-    pages, which measurements write, differ from it), or ``"unknown"`` outside a git checkout."""
+    """The checkout's commit (``-dirty`` when tracked files that can change a measurement differ
+    from it), or ``"unknown"`` outside a git checkout. ``docs/`` (where measurements write their
+    runs and pages) and Markdown files elsewhere cannot: a note edited while a benchmark runs does
+    not make its stamp dirty."""
 
     def git(*args: str) -> str:
         done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
@@ -34,7 +36,7 @@ def git_commit(root: Path) -> str:
 
     try:
         commit = git("rev-parse", "--short=12", "HEAD")
-        outputs = (":(exclude)docs/runs", ":(exclude)docs/results")
+        outputs = (":(exclude)docs", ":(exclude,glob)**/*.md")
         dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", *outputs)
     except OSError:
         return "unknown"

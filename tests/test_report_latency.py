@@ -65,17 +65,22 @@ def test_the_benchmark_stores_a_folder_the_pages_render(tmp_path: Path) -> None:
     assert "| 12 | TPESampler |" in page and "Code: mixbo at commit" in page
 
 
-def test_the_stored_runs_a_measurement_writes_do_not_make_the_code_dirty(tmp_path: Path) -> None:
+def test_the_runs_a_measurement_writes_and_the_docs_do_not_make_the_code_dirty(
+    tmp_path: Path,
+) -> None:
     def git(*args: str) -> None:
         subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
 
     git("init", "-q")
     (tmp_path / "docs" / "runs").mkdir(parents=True)
     (tmp_path / "code.py").write_text("x = 1\n")
-    (tmp_path / "docs" / "runs" / "latency.csv").write_text("a\n")
+    written = ["docs/runs/latency.csv", "docs/decisions.md", "README.md"]
+    for name in written:
+        (tmp_path / name).write_text("a\n")
     git("add", ".")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "m")
-    (tmp_path / "docs" / "runs" / "latency.csv").write_text("b\n")
+    for name in written:
+        (tmp_path / name).write_text("b\n")
     assert not provenance.git_commit(tmp_path).endswith("-dirty")
     (tmp_path / "code.py").write_text("x = 2\n")
     assert provenance.git_commit(tmp_path).endswith("-dirty")
