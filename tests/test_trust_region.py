@@ -316,7 +316,7 @@ def test_the_strategys_state_grows_with_the_history_as_a_full_replay_gives_it(
 ) -> None:
     replays = []
     monkeypatch.setattr(
-        casmopolitan_strategy, "replay", lambda v, c: replays.append(len(v)) or replay(v, c)
+        casmopolitan_strategy, "replay", lambda v, c, o: replays.append(len(v)) or replay(v, c, o)
     )
     space = MixedSpace([Categorical("c", ["a", "b", "c"]), Float("x", 0.0, 1.0)])
     rng = np.random.default_rng(0)

@@ -1,7 +1,7 @@
 """Mixbo: the default door, which runs the method that suits the spaces users run.
 
 The preset is CASMOPOLITAN (Wan et al., "Think global and act local: Bayesian optimisation over
-high-dimensional categorical and mixed search spaces", ICML 2021) on every space, with three
+high-dimensional categorical and mixed search spaces", ICML 2021) on every space, with four
 departures from the paper, each kept because it measured better on the public mixed-variable
 benchmarks (``mixbo-compare``):
 
@@ -12,7 +12,10 @@ benchmarks (``mixbo-compare``):
 - where a categorical of three or more values meets numeric parameters, CoCaBO's additive model
   (Ru et al., "Bayesian optimisation over multiple continuous and categorical inputs", ICML 2020)
   gives a second opinion on the candidates (:mod:`common.methods.second_opinion`), as the product
-  kernel alone tends to stay one category off the optimum.
+  kernel alone tends to stay one category off the optimum;
+- past 200 observations, (1+1)-ES steps from the incumbent share the trials with the trust region
+  (:mod:`common.methods.casmopolitan.polish`): below the resolution of the trust region's GP, its
+  step-size rule without the model keeps converging on the incumbent's float parameters.
 
 Why CASMOPOLITAN rather than CoCaBO or BO-FM, and the measurements behind each departure: see
 ``docs/decisions.md``.
@@ -58,4 +61,5 @@ class MixboOptions(MethodOptions):
             n_starts=LOCAL_SEARCHES,
             n_raw=RAW_SAMPLES,
             second_opinion=True,
+            polish=True,
         ).make(busy)

@@ -51,6 +51,9 @@ class CasmopolitanOptions(MethodOptions):
     ``second_opinion`` (with ``acquisition="ei"``): on a space with numeric parameters and a
     categorical of three or more values, the suggestion is the candidate of the local search that
     CoCaBO's additive model also expects to improve (:mod:`common.methods.second_opinion`).
+    ``polish``: past 200 observations of a single-objective study with float parameters, up to
+    every other trial is a (1+1)-ES step from the incumbent, as far as the steps' gains earn it
+    (:mod:`common.methods.casmopolitan.polish`).
     """
 
     n_init: int = 10
@@ -63,6 +66,7 @@ class CasmopolitanOptions(MethodOptions):
     refit_every: int = 2
     warping: str = "copula"
     second_opinion: bool = False
+    polish: bool = False
 
     def __post_init__(self) -> None:
         check_integer("n_init", self.n_init, 0)

@@ -45,11 +45,14 @@ from common.batch.busy import BusyPolicy
 from common.batch.greedy import greedy_batch
 from common.batch.pending import encode_pending
 from common.log import warn
+from common.methods.casmopolitan.polish import Polish, polish_step, replay_polish
+from common.methods.casmopolitan.polish import applies as polish_applies
 from common.methods.casmopolitan.restart_centre import choose_restart_centre
 from common.methods.casmopolitan.trust_region import (
     TrustRegionConfig,
     TrustRegionState,
     nearest_rows,
+    pass_over,
     region_of,
     replay,
     update_state,
@@ -91,9 +94,16 @@ class Casmopolitan(Strategy):
         super().__init__(busy)
         self.options = options
 
+    def polish(self, space: MixedSpace, history: History) -> Polish:
+        """The incumbent's polish after ``history`` (:mod:`common.methods.casmopolitan.polish`),
+        where the options ask for it; else none (every trial the trust region's)."""
+        enabled = self.options.polish and polish_applies(space, history.n_objectives)
+        return replay_polish(effective_values(history), enabled)
+
     def trust_region_state(self, space: MixedSpace, history: History):
         """The trust-region state after ``history`` (a pure function of its ordered values,
-        continued from the last call's state where those values begin this history's)."""
+        continued from the last call's state where those values begin this history's); the
+        polish steps' observations are passed over."""
         config = TrustRegionConfig.for_dims(
             len(space.cat_dims),
             len(space.cont_dims),
@@ -102,18 +112,19 @@ class Casmopolitan(Strategy):
             success_tolerance=self.options.success_tolerance,
         )
         values = effective_values(history)
+        others = self.polish(space, history).steps
         last = self._replayed
         if (
             last is not None
             and last[0] == config
             and len(last[1]) <= len(values)
             and np.array_equal(last[1], values[: len(last[1])])
-        ):  # the same study grown: fold in its new observations only
+        ):  # the same study grown: fold in its new observations only (steps are causal)
             state = last[2]
-            for value in values[len(last[1]) :]:
-                state = update_state(state, value)
+            for i in range(len(last[1]), len(values)):
+                state = pass_over(state) if others[i] else update_state(state, values[i])
         else:
-            state = replay(values, config)
+            state = replay(values, config, others)
         self._replayed = (config, np.array(values), state)
         return state
 
@@ -125,14 +136,24 @@ class Casmopolitan(Strategy):
         X = space.encode(history.configs)
         y = effective_values(history)  # trust regions and restarts: feasible trials first
         cat, cont = list(space.cat_dims), list(space.cont_dims)
+        polish = self.polish(space, history)
         state = self.trust_region_state(space, history)
         busy = encode_pending(space, history)
         taken = ConfigSet(space, X)
         taken.add(busy)
+        position = len(history) + len(history.pending)  # this suggestion's, in a parallel study
+        due = polish.turns(position, n)
+        steps = [polish_step(space, X, y, polish.sigma, rng) for _ in range(due)]
+        steps = [row for row in steps if row is not None]
+        if len(steps) == n:
+            return space.decode(np.array(steps))
+        if steps:  # a batch's polish steps are busy for its trust-region picks
+            busy = np.vstack([busy, steps])
         if state.needs_centre:
             pick = self._restart_picker(space, X, y, state)
-        else:  # the trust region's models see the observations nearest its centre
-            local = nearest_rows(X, X[state.best_index], cat, cont)
+        else:  # the trust region's models see its own observations nearest its centre
+            own = np.flatnonzero(~polish.steps)
+            local = own[nearest_rows(X[own], X[state.best_index], cat, cont)]
             near, Xn = history.subset(local), X[local]
             length = len(history) if len(local) < len(history) else None  # refits' cadence
             centre = int(np.searchsorted(local, state.best_index))
@@ -155,8 +176,10 @@ class Casmopolitan(Strategy):
             else:
                 second = self._second_model(space, Xn, near.values, length)
                 pick = self._local_picker(space, model, Xn, centre, state, feasible, second)
-        rows = greedy_batch(lambda i, busy_rows: pick(taken, busy_rows, rng), n, busy, taken)
-        return space.decode(rows)
+        rows = greedy_batch(
+            lambda i, busy_rows: pick(taken, busy_rows, rng), n - len(steps), busy, taken
+        )
+        return space.decode(np.vstack([*steps, rows]) if steps else rows)
 
     def _fit_key(self, space: MixedSpace) -> tuple:
         """The warm-start key of this space's fits: fits to other targets (another warping) are

@@ -206,11 +206,20 @@ def update_state(state: TrustRegionState, value: float) -> TrustRegionState:
     return state
 
 
-def replay(values: Sequence[float], config: TrustRegionConfig) -> TrustRegionState:
-    """The state after the ordered ``values``: :func:`update_state` folded from the start."""
+def pass_over(state: TrustRegionState) -> TrustRegionState:
+    """The state after an observation that is not the trust region's (a polish step,
+    :mod:`common.methods.casmopolitan.polish`): neither a success nor a failure, nor a centre."""
+    return replace(state, n_seen=state.n_seen + 1)
+
+
+def replay(
+    values: Sequence[float], config: TrustRegionConfig, others: Sequence[bool] | None = None
+) -> TrustRegionState:
+    """The state after the ordered ``values``: :func:`update_state` folded from the start,
+    :func:`pass_over` at the positions ``others`` marks."""
     state = initial_state(config)
-    for v in values:
-        state = update_state(state, v)
+    for i, v in enumerate(values):
+        state = pass_over(state) if others is not None and others[i] else update_state(state, v)
     return state
 
 

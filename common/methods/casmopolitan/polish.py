@@ -1,0 +1,142 @@
+"""Polishing the incumbent: (1+1)-ES steps beside the trust region in a long study.
+
+Past :data:`~common.methods.casmopolitan.trust_region.LOCAL_DATA` observations, some trials are
+steps of a (1+1) evolution strategy from the study's best trial: its categorical, integer and grid
+columns kept, its float columns moved in the unit cube by ``sigma·N(0, I)``, ``sigma`` adapted by
+Rechenberg's 1/5th-success rule (×e^0.8 when a step improves on the study's best, ×e^-0.2 when it
+does not, so it settles where one step in five succeeds: Rechenberg 1973; Hansen, Arnold and
+Auger, "Evolution strategies", 2015, on its linear convergence). The steps and the trust region
+share the trials as a bandit over realised improvement: every other trial is a step while the
+steps' recent gains match the trust region's, one in eight otherwise (:func:`replay_polish`).
+
+Why beside the trust region: its GP sees the 200 rows nearest its centre and has a noise floor, so
+below that resolution it cannot tell the incumbent's neighbours apart; the box shrinks to its
+minimum and restarts while the incumbent's last digits stay where they are. The trust region's own
+rule (expand after successes, shrink after failures) is a step-size adaptation; the 1/5th-success
+rule is its model-free form, which keeps converging below the model's resolution. The steps start
+at the box's minimum side (:data:`~common.methods.casmopolitan.trust_region.LENGTH_MIN`), where the
+trust region stops.
+
+The polish is a function of the ordered history, as the trust region is: which positions are
+steps, their share and each step's ``sigma`` are replayed from the values (:func:`replay_polish`),
+so workers sharing a study agree. In a parallel study a suggestion's position counts the running
+trials, and the finished trials' order follows those positions only roughly.
+The trust region is blind to the steps: they are not its successes or failures and not its GP's
+rows, so its restarts keep exploring while the incumbent is polished. A step size at its floor
+has converged: its turns go back to the trust region until the trust region finds a new best,
+from which the steps start again at their first size (:func:`replay_polish`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from common.methods.casmopolitan.trust_region import LENGTH_MIN, LOCAL_DATA
+from common.space.mixed_space import MixedSpace
+
+SIGMA_INIT = LENGTH_MIN
+SIGMA_MIN = 2.0**-50  # a unit-cube step below float64's resolution of a coordinate
+SIGMA_MAX = 0.5
+LOG_SUCCESS = 0.8  # with LOG_FAILURE: 0.8·p = 0.2·(1 - p) at p = 1/5
+LOG_FAILURE = -0.2
+RECENT = 10  # each source's last trials, whose mean gain decides the turns
+GAP_EARNED = 2  # every other trial a step, while steps gain at least as much as the region
+GAP_MEASURED = 8  # else one trial in eight: the steps' gains stay measured
+
+
+@dataclass(frozen=True)
+class Polish:
+    """Which history positions were polish steps, the gap to the next step's turn after the last
+    one (``last``), the step size, and whether the strategy rests (its step size converged)."""
+
+    steps: np.ndarray  # (n,) bool
+    sigma: float
+    last: int = LOCAL_DATA - 1
+    gap: int = GAP_EARNED
+    resting: bool = True
+
+    def due(self, position: int) -> bool:
+        """Whether the suggestion at ``position`` (past the history, counting its running
+        trials) is a step: its turn, and the strategy enabled and not resting."""
+        return position > LOCAL_DATA and position - self.last >= self.gap and not self.resting
+
+    def turns(self, position: int, n: int) -> int:
+        """How many of a batch's ``n`` suggestions, from ``position`` on, are steps."""
+        count, last = 0, self.last
+        for p in range(position, position + n):
+            if dataclasses.replace(self, last=last).due(p):
+                count, last = count + 1, p
+        return count
+
+
+def polished_columns(space: MixedSpace) -> list[int]:
+    """The float columns a step moves: continuous, neither integer nor on a grid."""
+    return [j for j in space.cont_dims if not space._is_int[j] and space._step[j] == 0]
+
+
+def applies(space: MixedSpace, n_objectives: int) -> bool:
+    """Whether a study polishes at all: one objective (an incumbent) and float columns."""
+    return n_objectives == 1 and bool(polished_columns(space))
+
+
+def replay_polish(values: np.ndarray, enabled: bool = True) -> Polish:
+    """The polish after the ordered ``values`` (to minimise), none where not ``enabled``.
+
+    The two sources, steps and the trust region's trials, are played as a bandit over realised
+    improvement: a trial's gain is how much it improved on the best value before it; while the
+    mean gain of the last :data:`RECENT` steps is at least that of the trust region's last
+    :data:`RECENT` trials, every other trial is a step (:data:`GAP_EARNED`), else one in
+    :data:`GAP_MEASURED`. Each step's outcome adapts ``sigma`` by the 1/5th-success rule. A
+    converged strategy (``sigma`` at its floor) rests until another trial improves the best,
+    then starts again from :data:`SIGMA_INIT`.
+    """
+    values = np.asarray(values, dtype=float)
+    steps = np.zeros(len(values), bool)
+    if not enabled:
+        return Polish(steps, SIGMA_INIT)
+    log_sigma, floor, ceiling = np.log(SIGMA_INIT), np.log(SIGMA_MIN), np.log(SIGMA_MAX)
+    before = np.minimum.accumulate(values)
+    gains = np.maximum(np.concatenate([[0.0], before[:-1] - values[1:]]), 0.0)
+    step_gains: deque[float] = deque(maxlen=RECENT)
+    region_gains = deque(gains[LOCAL_DATA + 1 - RECENT : LOCAL_DATA + 1], maxlen=RECENT)
+    polish = Polish(steps, SIGMA_INIT, resting=False)
+    for i in range(LOCAL_DATA + 1, len(values)):
+        if polish.due(i):
+            steps[i] = True
+            step_gains.append(gains[i])
+            log_sigma += LOG_SUCCESS if gains[i] > 0 else LOG_FAILURE
+            log_sigma = min(max(log_sigma, floor), ceiling)
+            last = i
+        else:
+            region_gains.append(gains[i])
+            last = polish.last
+            if gains[i] > 0 and polish.resting:  # the trust region moved the incumbent
+                log_sigma = np.log(SIGMA_INIT)
+        earned = not step_gains or np.mean(step_gains) >= np.mean(region_gains)
+        polish = Polish(
+            steps,
+            float(np.exp(log_sigma)),
+            last,
+            GAP_EARNED if earned else GAP_MEASURED,
+            resting=bool(log_sigma <= floor),
+        )
+    return polish
+
+
+def polish_step(
+    space: MixedSpace, X: np.ndarray, values: np.ndarray, sigma: float, rng: np.random.Generator
+) -> np.ndarray | None:
+    """One (1+1)-ES offspring of the best row of ``X``: its active float columns plus
+    ``sigma·N(0, I)``, clipped to the unit cube; every other column as the incumbent's. ``None``
+    where the incumbent has no active float (a conditional space): the trust region picks."""
+    best = np.array(X[int(np.argmin(values))], dtype=float)
+    active = space.active_mask(best[None])[0]
+    columns = [j for j in polished_columns(space) if active[j]]
+    if not columns:
+        return None
+    best[columns] = np.clip(best[columns] + sigma * rng.standard_normal(len(columns)), 0.0, 1.0)
+    return best
