@@ -45,8 +45,11 @@ def _objective(config) -> float:
 
 
 def _history(space, n, seed=0) -> History:
+    """A random study whose first trial stays its best: the incumbent's discrete part settled."""
     configs = space.decode(space.sample(n, np.random.default_rng(seed)))
-    return History.from_lists(configs, [_objective(c) for c in configs])
+    values = [_objective(c) for c in configs]
+    values[0] = min(values) - 1.0
+    return History.from_lists(configs, values)
 
 
 def _played(n: int, step_value, region_value) -> np.ndarray:
@@ -97,6 +100,31 @@ def test_a_converged_strategy_rests_until_the_trust_region_moves_the_incumbent()
     again = replay_polish(values)
     assert again.steps[-2] and not again.steps[-3] and not again.resting
     assert np.isclose(again.sigma, SIGMA_INIT * np.exp(LOG_FAILURE))
+
+
+def test_no_steps_while_the_incumbents_discrete_part_moved_in_the_second_half() -> None:
+    values = np.full(320, 1.0)
+    values[150] = 0.5  # a new best at 150, half-way to position 300
+    moved = np.zeros(320, int)
+    moved[150] = 1  # in another discrete assignment: no step before position 300
+    steps = np.flatnonzero(replay_polish(values, discrete=moved).steps)
+    assert steps[0] == 300 and replay_polish(values[:300], discrete=moved[:300]).due(300)
+    assert not replay_polish(values[:299], discrete=moved[:299]).due(299)
+    same = np.zeros(320, int)  # the floats of the same assignment: steps from position 201
+    assert np.flatnonzero(replay_polish(values, discrete=same).steps)[0] == LOCAL_DATA + 1
+
+
+def test_the_strategy_labels_the_discrete_part_by_the_columns_a_step_keeps() -> None:
+    space = _space()
+    history = _history(space, LOCAL_DATA + 21)
+    strategy = Casmopolitan(CasmopolitanOptions(n_init=10, polish=True))
+    assert strategy.polish(space, history).steps.sum() == 10
+    configs, values = list(history.configs), list(history.values)
+    values[150] = values[0] - 1.0  # a new best at 150 ...
+    configs[150] = dict(configs[0], c="a" if configs[0]["c"] != "a" else "b")
+    assert not strategy.polish(space, History.from_lists(configs, values)).steps.any()
+    configs[150] = dict(configs[0], x=configs[0]["x"] / 2)  # ... or only its floats moved
+    assert strategy.polish(space, History.from_lists(configs, values)).steps.sum() == 10
 
 
 def test_the_labels_are_causal_so_workers_agree_on_a_grown_history() -> None:

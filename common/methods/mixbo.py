@@ -13,7 +13,8 @@ benchmarks (``mixbo-compare``):
   (Ru et al., "Bayesian optimisation over multiple continuous and categorical inputs", ICML 2020)
   gives a second opinion on the candidates (:mod:`common.methods.second_opinion`), as the product
   kernel alone tends to stay one category off the optimum;
-- past 200 observations, (1+1)-ES steps from the incumbent share the trials with the trust region
+- past 200 observations, once the incumbent's categorical and integer values have settled,
+  (1+1)-ES steps from the incumbent share the trials with the trust region
   (:mod:`common.methods.casmopolitan.polish`): below the resolution of the trust region's GP, its
   step-size rule without the model keeps converging on the incumbent's float parameters.
 

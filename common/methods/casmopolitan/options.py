@@ -51,9 +51,9 @@ class CasmopolitanOptions(MethodOptions):
     ``second_opinion`` (with ``acquisition="ei"``): on a space with numeric parameters and a
     categorical of three or more values, the suggestion is the candidate of the local search that
     CoCaBO's additive model also expects to improve (:mod:`common.methods.second_opinion`).
-    ``polish``: past 200 observations of a single-objective study with float parameters, up to
-    every other trial is a (1+1)-ES step from the incumbent, as far as the steps' gains earn it
-    (:mod:`common.methods.casmopolitan.polish`).
+    ``polish``: past 200 observations of a single-objective study with float parameters, once the
+    incumbent's discrete part has settled, up to every other trial is a (1+1)-ES step from the
+    incumbent, as far as the steps' gains earn it (:mod:`common.methods.casmopolitan.polish`).
     """
 
     n_init: int = 10

@@ -8,6 +8,11 @@ does not, so it settles where one step in five succeeds: Rechenberg 1973; Hansen
 Auger, "Evolution strategies", 2015, on its linear convergence). The steps and the trust region
 share the trials as a bandit over realised improvement: every other trial is a step while the
 steps' recent gains match the trust region's, one in eight otherwise (:func:`replay_polish`).
+The steps wait for the incumbent's discrete part to settle: they take turns only while the
+incumbent's categorical, integer and grid values have stayed the same for at least the second half
+of the study. A step searches the floats of one discrete assignment; while the trust region still
+moves the incumbent between assignments (the basins of a multimodal problem), its trials are
+worth more than the incumbent's last digits.
 
 Why beside the trust region: its GP sees the 200 rows nearest its centre and has a noise floor, so
 below that resolution it cannot tell the incumbent's neighbours apart; the box shrinks to its
@@ -51,18 +56,27 @@ GAP_MEASURED = 8  # else one trial in eight: the steps' gains stay measured
 @dataclass(frozen=True)
 class Polish:
     """Which history positions were polish steps, the gap to the next step's turn after the last
-    one (``last``), the step size, and whether the strategy rests (its step size converged)."""
+    one (``last``), the step size, whether the strategy rests (its step size converged) and
+    whether the incumbent's discrete part has settled (unchanged for the second half of the
+    study)."""
 
     steps: np.ndarray  # (n,) bool
     sigma: float
     last: int = LOCAL_DATA - 1
     gap: int = GAP_EARNED
     resting: bool = True
+    settled: bool = True
 
     def due(self, position: int) -> bool:
         """Whether the suggestion at ``position`` (past the history, counting its running
-        trials) is a step: its turn, and the strategy enabled and not resting."""
-        return position > LOCAL_DATA and position - self.last >= self.gap and not self.resting
+        trials) is a step: its turn, the strategy enabled and not resting, the incumbent's
+        discrete part settled."""
+        return (
+            position > LOCAL_DATA
+            and position - self.last >= self.gap
+            and self.settled
+            and not self.resting
+        )
 
     def turns(self, position: int, n: int) -> int:
         """How many of a batch's ``n`` suggestions, from ``position`` on, are steps."""
@@ -83,8 +97,27 @@ def applies(space: MixedSpace, n_objectives: int) -> bool:
     return n_objectives == 1 and bool(polished_columns(space))
 
 
-def replay_polish(values: np.ndarray, enabled: bool = True) -> Polish:
-    """The polish after the ordered ``values`` (to minimise), none where not ``enabled``.
+def settled_after(values: np.ndarray, discrete: np.ndarray | None = None) -> np.ndarray:
+    """Whether, after each prefix ``values[: i + 1]``, the incumbent's discrete part (its label in
+    ``discrete``; none: one label) has stayed the same since position ``(i + 1) / 2`` at the
+    latest: the discrete search of the study's second half has not moved it."""
+    labels = np.zeros(len(values), int) if discrete is None else np.asarray(discrete)
+    settled = np.ones(len(values), bool)
+    since, best, incumbent = 0, np.inf, 0  # where the incumbent's discrete part last changed
+    for i, value in enumerate(values):
+        if value < best:
+            since = i if labels[i] != labels[incumbent] else since
+            best, incumbent = value, i
+        settled[i] = since <= (i + 1) / 2
+    return settled
+
+
+def replay_polish(
+    values: np.ndarray, enabled: bool = True, discrete: np.ndarray | None = None
+) -> Polish:
+    """The polish after the ordered ``values`` (to minimise), none where not ``enabled``;
+    ``discrete`` labels each observation's discrete part (equal labels: the same categorical,
+    integer and grid values), none: all the same.
 
     The two sources, steps and the trust region's trials, are played as a bandit over realised
     improvement: a trial's gain is how much it improved on the best value before it; while the
@@ -92,7 +125,8 @@ def replay_polish(values: np.ndarray, enabled: bool = True) -> Polish:
     :data:`RECENT` trials, every other trial is a step (:data:`GAP_EARNED`), else one in
     :data:`GAP_MEASURED`. Each step's outcome adapts ``sigma`` by the 1/5th-success rule. A
     converged strategy (``sigma`` at its floor) rests until another trial improves the best,
-    then starts again from :data:`SIGMA_INIT`.
+    then starts again from :data:`SIGMA_INIT`. No step is due while the incumbent's discrete
+    part changed in the second half of the study so far.
     """
     values = np.asarray(values, dtype=float)
     steps = np.zeros(len(values), bool)
@@ -103,7 +137,9 @@ def replay_polish(values: np.ndarray, enabled: bool = True) -> Polish:
     gains = np.maximum(np.concatenate([[0.0], before[:-1] - values[1:]]), 0.0)
     step_gains: deque[float] = deque(maxlen=RECENT)
     region_gains = deque(gains[LOCAL_DATA + 1 - RECENT : LOCAL_DATA + 1], maxlen=RECENT)
-    polish = Polish(steps, SIGMA_INIT, resting=False)
+    settled = settled_after(values, discrete)
+    first = settled[: LOCAL_DATA + 1]  # the flag after the history, where it ends before a step
+    polish = Polish(steps, SIGMA_INIT, resting=False, settled=bool(first[-1:].all()))
     for i in range(LOCAL_DATA + 1, len(values)):
         if polish.due(i):
             steps[i] = True
@@ -123,6 +159,7 @@ def replay_polish(values: np.ndarray, enabled: bool = True) -> Polish:
             last,
             GAP_EARNED if earned else GAP_MEASURED,
             resting=bool(log_sigma <= floor),
+            settled=bool(settled[i]),
         )
     return polish
 

@@ -45,7 +45,12 @@ from common.batch.busy import BusyPolicy
 from common.batch.greedy import greedy_batch
 from common.batch.pending import encode_pending
 from common.log import warn
-from common.methods.casmopolitan.polish import Polish, polish_step, replay_polish
+from common.methods.casmopolitan.polish import (
+    Polish,
+    polish_step,
+    polished_columns,
+    replay_polish,
+)
 from common.methods.casmopolitan.polish import applies as polish_applies
 from common.methods.casmopolitan.restart_centre import choose_restart_centre
 from common.methods.casmopolitan.trust_region import (
@@ -97,13 +102,22 @@ class Casmopolitan(Strategy):
     def polish(self, space: MixedSpace, history: History) -> Polish:
         """The incumbent's polish after ``history`` (:mod:`common.methods.casmopolitan.polish`),
         where the options ask for it; else none (every trial the trust region's)."""
+        values = effective_values(history)
         enabled = self.options.polish and polish_applies(space, history.n_objectives)
-        return replay_polish(effective_values(history), enabled)
+        if not enabled:
+            return replay_polish(values, False)
+        X = space.encode(history.configs)
+        floats = set(polished_columns(space))
+        kept = [j for j in range(X.shape[1]) if j not in floats]  # a step keeps these columns
+        discrete = np.unique(X[:, kept], axis=0, return_inverse=True)[1].ravel() if kept else None
+        return replay_polish(values, True, discrete)
 
-    def trust_region_state(self, space: MixedSpace, history: History):
+    def trust_region_state(
+        self, space: MixedSpace, history: History, steps: np.ndarray | None = None
+    ) -> TrustRegionState:
         """The trust-region state after ``history`` (a pure function of its ordered values,
         continued from the last call's state where those values begin this history's); the
-        polish steps' observations are passed over."""
+        polish ``steps``' observations (:meth:`polish`'s where not given) are passed over."""
         config = TrustRegionConfig.for_dims(
             len(space.cat_dims),
             len(space.cont_dims),
@@ -112,7 +126,7 @@ class Casmopolitan(Strategy):
             success_tolerance=self.options.success_tolerance,
         )
         values = effective_values(history)
-        others = self.polish(space, history).steps
+        others = self.polish(space, history).steps if steps is None else steps
         last = self._replayed
         if (
             last is not None
@@ -137,7 +151,7 @@ class Casmopolitan(Strategy):
         y = effective_values(history)  # trust regions and restarts: feasible trials first
         cat, cont = list(space.cat_dims), list(space.cont_dims)
         polish = self.polish(space, history)
-        state = self.trust_region_state(space, history)
+        state = self.trust_region_state(space, history, polish.steps)
         busy = encode_pending(space, history)
         taken = ConfigSet(space, X)
         taken.add(busy)
