@@ -190,6 +190,14 @@ def test_inactive_and_absent_floats_are_not_polished() -> None:
     suggested = strategy.suggest(conditional, history, 1, np.random.default_rng(0))
     off = Casmopolitan(CasmopolitanOptions(n_init=10))
     assert suggested == off.suggest(conditional, history, 1, np.random.default_rng(0))
+    # ... and the replay agrees: that trial was the trust region's, not a step it passes over
+    grown = History.from_lists(history.configs + tuple(suggested), [*values, 9.0])
+    assert not strategy.polish(conditional, grown).steps.any()
+    config = TrustRegionConfig.for_dims(1, 2, 10)  # its failure counts as the region's
+    region_only = np.zeros(len(grown), bool)
+    assert strategy.trust_region_state(conditional, grown) == replay(
+        grown.values, config, region_only
+    )
     integers = MixedSpace([Categorical("c", ("a", "b")), Integer("n", 0, 5)])
     grid = History.from_lists([{"c": "a", "n": i % 6} for i in range(LOCAL_DATA + 1)], values)
     assert not Casmopolitan(CasmopolitanOptions(polish=True)).polish(integers, grid).steps.any()

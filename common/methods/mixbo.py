@@ -2,8 +2,8 @@
 
 The preset is CASMOPOLITAN (Wan et al., "Think global and act local: Bayesian optimisation over
 high-dimensional categorical and mixed search spaces", ICML 2021) on every space, with four
-departures from the paper, each kept because it measured better on the public mixed-variable
-benchmarks (``mixbo-compare``):
+departures from the paper, each kept because it measured better overall on the public
+mixed-variable benchmarks (``mixbo-compare``), though not always on every problem:
 
 - the GP's targets are warped by the blend of a Gaussian copula and a power transform, or by the
   power transform alone, whichever fit has the higher evidence at each refit

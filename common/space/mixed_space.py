@@ -184,6 +184,12 @@ class MixedSpace:
         return tuple(len(self.modelled[i].choices) for i in self.cat_dims)  # type: ignore[union-attr]
 
     @property
+    def float_dims(self) -> tuple[int, ...]:
+        """The numeric columns that take any value of their range: neither integers nor on a
+        grid (``step``)."""
+        return tuple(j for j in self.cont_dims if not self._is_int[j] and self._step[j] == 0)
+
+    @property
     def snap(self) -> Callable[[np.ndarray], np.ndarray] | None:
         """:meth:`round` where a numeric column takes discrete values (an integer, a stepped
         float), so that a relaxed optimum can be put on the grid; ``None`` where none does."""

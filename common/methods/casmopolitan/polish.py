@@ -12,7 +12,8 @@ The steps wait for the incumbent's discrete part to settle: they take turns only
 incumbent's categorical, integer and grid values have stayed the same for at least the second half
 of the study. A step searches the floats of one discrete assignment; while the trust region still
 moves the incumbent between assignments (the basins of a multimodal problem), its trials are
-worth more than the incumbent's last digits.
+worth more than the incumbent's last digits. An incumbent with no active float (a conditional
+space's branch without one) has nothing to polish: its turns stay the trust region's.
 
 Why beside the trust region: its GP sees the 200 rows nearest its centre and has a noise floor, so
 below that resolution it cannot tell the incumbent's neighbours apart; the box shrinks to its
@@ -57,24 +58,23 @@ GAP_MEASURED = 8  # else one trial in eight: the steps' gains stay measured
 class Polish:
     """Which history positions were polish steps, the gap to the next step's turn after the last
     one (``last``), the step size, whether the strategy rests (its step size converged) and
-    whether the incumbent's discrete part has settled (unchanged for the second half of the
-    study)."""
+    whether the incumbent is ready for a step (its discrete part unchanged for the second half
+    of the study, a float of it active)."""
 
     steps: np.ndarray  # (n,) bool
     sigma: float
     last: int = LOCAL_DATA - 1
     gap: int = GAP_EARNED
     resting: bool = True
-    settled: bool = True
+    ready: bool = True
 
     def due(self, position: int) -> bool:
         """Whether the suggestion at ``position`` (past the history, counting its running
-        trials) is a step: its turn, the strategy enabled and not resting, the incumbent's
-        discrete part settled."""
+        trials) is a step: its turn, the strategy enabled and not resting, the incumbent ready."""
         return (
             position > LOCAL_DATA
             and position - self.last >= self.gap
-            and self.settled
+            and self.ready
             and not self.resting
         )
 
@@ -87,14 +87,10 @@ class Polish:
         return count
 
 
-def polished_columns(space: MixedSpace) -> list[int]:
-    """The float columns a step moves: continuous, neither integer nor on a grid."""
-    return [j for j in space.cont_dims if not space._is_int[j] and space._step[j] == 0]
-
-
 def applies(space: MixedSpace, n_objectives: int) -> bool:
-    """Whether a study polishes at all: one objective (an incumbent) and float columns."""
-    return n_objectives == 1 and bool(polished_columns(space))
+    """Whether a study polishes at all: one objective (an incumbent) and float columns
+    (:attr:`~common.space.mixed_space.MixedSpace.float_dims`, the columns a step moves)."""
+    return n_objectives == 1 and bool(space.float_dims)
 
 
 def settled_after(values: np.ndarray, discrete: np.ndarray | None = None) -> np.ndarray:
@@ -113,11 +109,15 @@ def settled_after(values: np.ndarray, discrete: np.ndarray | None = None) -> np.
 
 
 def replay_polish(
-    values: np.ndarray, enabled: bool = True, discrete: np.ndarray | None = None
+    values: np.ndarray,
+    enabled: bool = True,
+    discrete: np.ndarray | None = None,
+    movable: np.ndarray | None = None,
 ) -> Polish:
     """The polish after the ordered ``values`` (to minimise), none where not ``enabled``;
     ``discrete`` labels each observation's discrete part (equal labels: the same categorical,
-    integer and grid values), none: all the same.
+    integer and grid values), none: all the same; ``movable`` says which observations have an
+    active float for a step to move, none: all.
 
     The two sources, steps and the trust region's trials, are played as a bandit over realised
     improvement: a trial's gain is how much it improved on the best value before it; while the
@@ -126,7 +126,7 @@ def replay_polish(
     :data:`GAP_MEASURED`. Each step's outcome adapts ``sigma`` by the 1/5th-success rule. A
     converged strategy (``sigma`` at its floor) rests until another trial improves the best,
     then starts again from :data:`SIGMA_INIT`. No step is due while the incumbent's discrete
-    part changed in the second half of the study so far.
+    part changed in the second half of the study so far, nor from an incumbent that cannot move.
     """
     values = np.asarray(values, dtype=float)
     steps = np.zeros(len(values), bool)
@@ -137,9 +137,13 @@ def replay_polish(
     gains = np.maximum(np.concatenate([[0.0], before[:-1] - values[1:]]), 0.0)
     step_gains: deque[float] = deque(maxlen=RECENT)
     region_gains = deque(gains[LOCAL_DATA + 1 - RECENT : LOCAL_DATA + 1], maxlen=RECENT)
-    settled = settled_after(values, discrete)
-    first = settled[: LOCAL_DATA + 1]  # the flag after the history, where it ends before a step
-    polish = Polish(steps, SIGMA_INIT, resting=False, settled=bool(first[-1:].all()))
+    ready = settled_after(values, discrete)
+    if movable is not None and len(values):
+        new_best = values < np.concatenate([[np.inf], before[:-1]])
+        incumbent = np.maximum.accumulate(np.where(new_best, np.arange(len(values)), 0))
+        ready &= np.asarray(movable, bool)[incumbent]
+    first = ready[: LOCAL_DATA + 1]  # the flag after the history, where it ends before a step
+    polish = Polish(steps, SIGMA_INIT, resting=False, ready=bool(first[-1:].all()))
     for i in range(LOCAL_DATA + 1, len(values)):
         if polish.due(i):
             steps[i] = True
@@ -159,21 +163,25 @@ def replay_polish(
             last,
             GAP_EARNED if earned else GAP_MEASURED,
             resting=bool(log_sigma <= floor),
-            settled=bool(settled[i]),
+            ready=bool(ready[i]),
         )
     return polish
 
 
+def movable_rows(space: MixedSpace, X: np.ndarray) -> np.ndarray:
+    """Which encoded rows ``X`` have an active float column, for a step to move."""
+    active = space.active_mask(X)
+    return active[:, list(space.float_dims)].any(axis=1)
+
+
 def polish_step(
     space: MixedSpace, X: np.ndarray, values: np.ndarray, sigma: float, rng: np.random.Generator
-) -> np.ndarray | None:
-    """One (1+1)-ES offspring of the best row of ``X``: its active float columns plus
-    ``sigma·N(0, I)``, clipped to the unit cube; every other column as the incumbent's. ``None``
-    where the incumbent has no active float (a conditional space): the trust region picks."""
+) -> np.ndarray:
+    """One (1+1)-ES offspring of the best row of ``X`` (one with an active float: a step is due
+    only from such an incumbent): its active float columns plus ``sigma·N(0, I)``, clipped to the
+    unit cube; every other column as the incumbent's."""
     best = np.array(X[int(np.argmin(values))], dtype=float)
     active = space.active_mask(best[None])[0]
-    columns = [j for j in polished_columns(space) if active[j]]
-    if not columns:
-        return None
+    columns = [j for j in space.float_dims if active[j]]
     best[columns] = np.clip(best[columns] + sigma * rng.standard_normal(len(columns)), 0.0, 1.0)
     return best

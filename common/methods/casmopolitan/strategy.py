@@ -45,12 +45,7 @@ from common.batch.busy import BusyPolicy
 from common.batch.greedy import greedy_batch
 from common.batch.pending import encode_pending
 from common.log import warn
-from common.methods.casmopolitan.polish import (
-    Polish,
-    polish_step,
-    polished_columns,
-    replay_polish,
-)
+from common.methods.casmopolitan.polish import Polish, movable_rows, polish_step, replay_polish
 from common.methods.casmopolitan.polish import applies as polish_applies
 from common.methods.casmopolitan.restart_centre import choose_restart_centre
 from common.methods.casmopolitan.trust_region import (
@@ -99,18 +94,19 @@ class Casmopolitan(Strategy):
         super().__init__(busy)
         self.options = options
 
-    def polish(self, space: MixedSpace, history: History) -> Polish:
-        """The incumbent's polish after ``history`` (:mod:`common.methods.casmopolitan.polish`),
-        where the options ask for it; else none (every trial the trust region's)."""
+    def polish(self, space: MixedSpace, history: History, X: np.ndarray | None = None) -> Polish:
+        """The incumbent's polish after ``history`` (:mod:`common.methods.casmopolitan.polish`;
+        ``X``: its encoded rows, where the caller has them), where the options ask for it; else
+        none (every trial the trust region's)."""
         values = effective_values(history)
         enabled = self.options.polish and polish_applies(space, history.n_objectives)
         if not enabled:
             return replay_polish(values, False)
-        X = space.encode(history.configs)
-        floats = set(polished_columns(space))
+        X = space.encode(history.configs) if X is None else X
+        floats = set(space.float_dims)
         kept = [j for j in range(X.shape[1]) if j not in floats]  # a step keeps these columns
         discrete = np.unique(X[:, kept], axis=0, return_inverse=True)[1].ravel() if kept else None
-        return replay_polish(values, True, discrete)
+        return replay_polish(values, True, discrete, movable_rows(space, X))
 
     def trust_region_state(
         self, space: MixedSpace, history: History, steps: np.ndarray | None = None
@@ -150,7 +146,7 @@ class Casmopolitan(Strategy):
         X = space.encode(history.configs)
         y = effective_values(history)  # trust regions and restarts: feasible trials first
         cat, cont = list(space.cat_dims), list(space.cont_dims)
-        polish = self.polish(space, history)
+        polish = self.polish(space, history, X)
         state = self.trust_region_state(space, history, polish.steps)
         busy = encode_pending(space, history)
         taken = ConfigSet(space, X)
@@ -158,7 +154,6 @@ class Casmopolitan(Strategy):
         position = len(history) + len(history.pending)  # this suggestion's, in a parallel study
         due = polish.turns(position, n)
         steps = [polish_step(space, X, y, polish.sigma, rng) for _ in range(due)]
-        steps = [row for row in steps if row is not None]
         if len(steps) == n:
             return space.decode(np.array(steps))
         if steps:  # a batch's polish steps are busy for its trust-region picks
