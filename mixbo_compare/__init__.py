@@ -32,3 +32,7 @@ __all__ = [
     "run",
     "skip_reason",
 ]
+
+from mixbo_compare.api import ComparisonTable, compare  # noqa: E402  (after the registry)
+
+__all__ += ["ComparisonTable", "compare"]

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import importlib
 import json
 import logging
@@ -65,9 +66,15 @@ from typing import Any
 import numpy as np
 
 from common.runtime import single_thread
-from mixbo_compare import provenance, report, run_cache, runner
-from mixbo_compare.problems import PROBLEMS, get_problem, resolve
+from mixbo_compare import provenance, report, run_cache, runner, user_study
+from mixbo_compare.problems import DESCRIPTIONS, PROBLEMS, get_problem, resolve
 from mixbo_compare.problems.problem import Problem
+from mixbo_compare.problems.user_objective import (
+    ObjectiveError,
+    UserObjective,
+    default_name,
+    load_objective,
+)
 from mixbo_compare.pruners import PRUNERS, labelled, unlabelled
 from mixbo_compare.run_cache import load_runs, record_run
 
@@ -174,10 +181,15 @@ def restore_runs(folder: Path) -> int:
 # ------------------------------------------------------------------------------------ one run
 _PROBLEM_CACHE: dict[str, Problem] = {}
 _PROGRESS_QUEUE: Any = None
+# the user objectives of this command (``--objective``, ``compare``), by the name they are
+# reported under; worker processes are given them when they start
+USER_OBJECTIVES: dict[str, UserObjective] = {}
 
 
-def _problem(name: str) -> Problem:
+def _problem(name: str) -> Problem | UserObjective:
     name, _ = unlabelled(name)  # a pruned study's runs: NAME+PRUNER
+    if name in USER_OBJECTIVES:
+        return USER_OBJECTIVES[name]
     if name not in _PROBLEM_CACHE:
         _PROBLEM_CACHE[name] = get_problem(name)
     return _PROBLEM_CACHE[name]
@@ -256,14 +268,25 @@ def execute(task: Task, on_trial: Callable[[int], None] | None = None) -> Outcom
     start = time.perf_counter()
     try:
         problem = _problem(task.problem)
-        result = runner.run(
-            problem,
+        run = user_study.run_user_objective if isinstance(problem, UserObjective) else runner.run
+        result = run(
+            problem,  # type: ignore[arg-type]
             task.sampler,
             task.seed,
             task.n_trials,
             workers=task.workers,
             on_trial=on_trial,
             pruner=unlabelled(task.problem)[1],
+        )
+    except ObjectiveError as exc:  # the user's objective is at fault, not the sampler: one line
+        return Outcome(
+            task,
+            _run_row(
+                task,
+                "failed",
+                error=f"ObjectiveError: {exc}",
+                elapsed_seconds=f"{time.perf_counter() - start:.3f}",
+            ),
         )
     except Exception as exc:
         tail = "".join(traceback.format_exception(exc)[-3:]).strip()
@@ -283,6 +306,7 @@ def execute(task: Task, on_trial: Callable[[int], None] | None = None) -> Outcom
         "ok",
         optimum="" if optimum is None else repr(float(optimum)),
         normalisation="" if normalisation is None else json.dumps(normalisation()),
+        directions=json.dumps(problem.directions) if isinstance(problem, UserObjective) else "",
         seconds_per_suggestion=f"{result.seconds_per_suggestion:.6f}",
         elapsed_seconds=f"{time.perf_counter() - start:.3f}",
     )
@@ -308,8 +332,11 @@ def _quiet(verbose: bool) -> None:
         warnings.filterwarnings("ignore", message=".*DataFrame is highly fragmented.*")
 
 
-def _init_worker(queue: Any, verbose: bool) -> None:
-    """Set up a worker process: quiet logs, one thread (the processes share the cores).
+def _init_worker(
+    queue: Any, verbose: bool, users: Mapping[str, UserObjective] | None = None
+) -> None:
+    """Set up a worker process: quiet logs, one thread (the processes share the cores), the
+    command's user objectives.
 
     One torch thread and one BLAS thread, for every sampler alike (Optuna's run outside our
     engine's :func:`common.runtime.single_thread`): numpy's and scipy's OpenBLAS start one
@@ -317,6 +344,7 @@ def _init_worker(queue: Any, verbose: bool) -> None:
     comparison 66 s instead of 30."""
     global _PROGRESS_QUEUE
     _PROGRESS_QUEUE = queue
+    USER_OBJECTIVES.update(users or {})
     _quiet(verbose)
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[name] = "1"  # libraries loaded from here on start with one thread
@@ -358,9 +386,9 @@ def plan(
     for p in problems:
         try:
             problem = _problem(p)
-            space, error = problem.space, None
+            space, error = getattr(problem, "space", None), None
         except Exception as exc:
-            space, error = None, f"{type(exc).__name__}: {exc}"
+            problem, space, error = None, None, f"{type(exc).__name__}: {exc}"
         for s in samplers:
             for k in workers:
                 for seed in seeds:
@@ -369,12 +397,25 @@ def plan(
                     if error is not None:
                         known.append(Outcome(task, _run_row(task, "failed", error=error)))
                         continue
-                    reason = runner.skip_reason(s, space)
+                    if isinstance(problem, UserObjective):
+                        reason = user_skip_reason(s, problem)
+                    else:
+                        reason = runner.skip_reason(s, space)
                     if reason is not None:
                         known.append(Outcome(task, _run_row(task, "skipped", error=reason)))
                     else:
                         tasks.append(task)
     return tasks, known
+
+
+def user_skip_reason(sampler: str, user: UserObjective) -> str | None:
+    """Why ``sampler`` is not run on the user's objective ``user``, or None: a peer that is not
+    installed, or several objectives for a peer (they optimise one)."""
+    if sampler in runner.UNAVAILABLE or sampler in runner.PEERS and runner.missing(sampler):
+        return runner.skip_reason(sampler, None)  # type: ignore[arg-type]  # no space needed
+    if sampler in runner.PEERS and user.n_objectives > 1:
+        return f"{sampler} optimises a single objective"
+    return None
 
 
 def execute_all(
@@ -446,7 +487,10 @@ def _execute_parallel(
                 bar.update(1)
 
     pool = ProcessPoolExecutor(
-        max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(queue, verbose)
+        max_workers=jobs,
+        mp_context=ctx,
+        initializer=_init_worker,
+        initargs=(queue, verbose, dict(USER_OBJECTIVES)),
     )
     try:
         futures: dict[Future, Task] = {pool.submit(_execute_in_worker, t): t for t in order}
@@ -546,14 +590,30 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument(
+        "--objective",
+        action="append",
+        metavar="PATH.py:FUNCTION",
+        help="your own Optuna objective (a function of a trial, as study.optimize takes it), "
+        "from a file or as package.module:FUNCTION; may be given more than once. It is run "
+        "instead of the default problems and reported by the best value found",
+    )
+    p.add_argument(
+        "--directions",
+        nargs="+",
+        metavar="DIRECTION",
+        help="with --objective: minimize or maximize, one per value the objective returns "
+        "(default: minimize; several make a multi-objective study, reported by hypervolume)",
+    )
+    p.add_argument(
         "-p",
         "--problems",
         nargs="+",
-        default=list(DEFAULT_PROBLEMS),
+        default=None,
         metavar="NAME",
-        help=f"problems, from: {', '.join(PROBLEMS)}; also bbob-mixint-fF-dD (any function "
-        "and dimension), NAME@N (instance N of pest, contamination or a bbob-mixint function, "
-        "e.g. pest@8733) and NAME~K (its categories relabelled by seed K, e.g. ackley5c~1)",
+        help=f"problems (default without --objective: {' '.join(DEFAULT_PROBLEMS)}); see "
+        "--list; also bbob-mixint-fF-dD (any function and dimension), NAME@N (instance N of "
+        "pest, contamination or a bbob-mixint function, e.g. pest@8733) and NAME~K (its "
+        "categories relabelled by seed K, e.g. ackley5c~1)",
     )
     p.add_argument(
         "-s",
@@ -596,10 +656,11 @@ def parser() -> argparse.ArgumentParser:
         "--pruner",
         choices=PRUNERS,
         default="none",
-        help="prune the learning-curve problems' trials (lc-*): Optuna's MedianPruner "
-        "(n_startup_trials=5, n_warmup_steps=2) or HyperbandPruner (1 step to the problem's "
-        "steps, reduction factor 3); runs are recorded as NAME+PRUNER and also compared at "
-        "equal total steps",
+        help="prune the trials of the learning-curve problems (lc-*) and of an --objective that "
+        "reports intermediate values: Optuna's MedianPruner (n_startup_trials=5, "
+        "n_warmup_steps=2) or HyperbandPruner (1 step to the problem's steps, or Optuna's "
+        "estimate for an objective; reduction factor 3); runs are recorded as NAME+PRUNER and "
+        "also compared at equal total steps",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the table at the end")
@@ -626,17 +687,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     command = "mixbo-compare" + (" " + shlex.join(argv) if argv else "")
     if args.list:
-        print("problems:", " ".join(PROBLEMS))
-        print(
-            "  and by name: bbob-mixint-fF-dD (any function F and dimension D), "
-            "mo-bbob-biobj-mixint-fF-dD (bi-objective), NAME@N (instance N of pest, "
-            "contamination or a bbob(-biobj)-mixint function), NAME~K (its categories "
-            "relabelled by seed K); mo-* problems are multi-objective"
-        )
-        print(
-            "samplers:",
-            " ".join(_label(s) for s in runner.names()),
-        )
+        _print_list()
         return 0
     missing = _missing_extra()
     if missing:
@@ -658,6 +709,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{', '.join(runner.names())}, ours, optuna, peers, all"
         )
 
+    if args.problems is None:
+        args.problems = [] if args.objective else list(DEFAULT_PROBLEMS)
     for name in args.problems:
         try:
             resolve(name)
@@ -667,6 +720,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser().error(str(err))
     if args.seeds < 1 or args.trials < 1 or args.jobs < 1 or min(args.workers) < 1:
         parser().error("--seeds, --trials, --jobs and --workers must be at least 1")
+    try:
+        users = user_objectives(args.objective or [], args.directions, args.problems)
+    except ObjectiveError as err:
+        print(f"mixbo-compare: error: {err}", file=sys.stderr)
+        return 2
+    if users and args.pruner != "none" and any(u.n_objectives > 1 for u in users):
+        print(
+            "mixbo-compare: error: --pruner needs one objective (Optuna prunes "
+            "single-objective studies only)",
+            file=sys.stderr,
+        )
+        return 2
+    args.problems += [u.name for u in users]
 
     import optuna
 
@@ -676,17 +742,57 @@ def main(argv: Sequence[str] | None = None) -> int:
     on_term = signal.getsignal(signal.SIGTERM)
     if threading.current_thread() is threading.main_thread():  # `kill` stops it like Ctrl-C
         signal.signal(signal.SIGTERM, _interrupt)
+    USER_OBJECTIVES.clear()
+    USER_OBJECTIVES.update({u.name: u for u in users})
     try:
         with warnings.catch_warnings():  # the filters set by _quiet end with the command
             _quiet(args.verbose)
             return _compare(args, samplers, command)
     finally:
+        USER_OBJECTIVES.clear()
         optuna.logging.set_verbosity(verbosity)
         logging.disable(disabled)
         for name, level in peer_levels.items():
             logging.getLogger(name).setLevel(level)
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, on_term)
+
+
+def user_objectives(
+    specs: Sequence[str], directions: Sequence[str] | None, problems: Sequence[str] = ()
+) -> list[UserObjective]:
+    """The objectives ``--objective`` names, each loaded now (so that a missing file or function
+    is said before anything runs) under its function's name, with ``directions``."""
+    if directions and not specs:
+        raise ObjectiveError("--directions goes with --objective (built-in problems know theirs)")
+    users: list[UserObjective] = []
+    for spec in specs:
+        function = load_objective(spec)
+        name = default_name(spec)
+        if any(c in name for c in "+~@") or name.startswith("mo-"):
+            name = name.replace("+", "_").replace("~", "_").replace("@", "_")
+            name = "user-" + name if name.startswith("mo-") else name
+        taken = {*problems, *(u.name for u in users), *PROBLEMS}
+        if name in taken:
+            name = next(f"{name}-{k}" for k in range(2, 10**6) if f"{name}-{k}" not in taken)
+        users.append(UserObjective(name, list(directions or ["minimize"]), spec, function))
+    return users
+
+
+def _print_list() -> None:
+    """``--list``: each problem in one line, then the samplers."""
+    width = max(map(len, DESCRIPTIONS))
+    print("problems (space; the budget it is meant for; what it models):")
+    for name in PROBLEMS:
+        print(f"  {name:<{width}}  {DESCRIPTIONS[name]}")
+    print(
+        "  and by name: bbob-mixint-fF-dD (any function F and dimension D), "
+        "mo-bbob-biobj-mixint-fF-dD (bi-objective), NAME@N (instance N of pest, "
+        "contamination or a bbob(-biobj)-mixint function), NAME~K (its categories "
+        "relabelled by seed K); mo-* problems are multi-objective"
+    )
+    print("  your own: --objective PATH.py:FUNCTION (an Optuna objective; see --help)")
+    print("samplers:", " ".join(_label(s) for s in runner.names()))
 
 
 def _label(sampler: str) -> str:
@@ -701,6 +807,33 @@ def _label(sampler: str) -> str:
     return sampler
 
 
+def _first_failure(outcomes: Sequence[Outcome]) -> str:
+    """The first failed run's error, on one line, and how many runs failed or were skipped."""
+    failed = [o for o in outcomes if o.run_row["status"] == "failed"]
+    skipped = [o for o in outcomes if o.run_row["status"] == "skipped"]
+    if not failed:
+        return f"all {len(skipped)} runs were skipped"
+    first = failed[0]
+    lines = str(first.run_row["error"]).strip().splitlines() or ["unknown error"]
+    return (
+        f"{len(failed)} run(s) failed, {len(skipped)} skipped; {first.task.sampler} on "
+        f"{first.task.problem}, seed {first.task.seed}: {lines[0]}"
+    )
+
+
+def _with_objectives(versions: dict[str, str]) -> dict[str, str]:
+    """``versions`` that also cover this command's user objectives (their source and
+    directions, and the loop that runs them, :mod:`mixbo_compare.user_study`), so that a
+    changed objective is run again rather than reused."""
+    if not USER_OBJECTIVES:
+        return versions
+    loop = hashlib.sha256(Path(user_study.__file__).read_bytes()).hexdigest()[:16]
+    prints = " ".join([loop, *(u.fingerprint() for _, u in sorted(USER_OBJECTIVES.items()))])
+    return {
+        s: hashlib.sha256(f"{v} {prints}".encode()).hexdigest()[:16] for s, v in versions.items()
+    }
+
+
 def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
@@ -712,7 +845,16 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
     workers = list(dict.fromkeys(args.workers))
     problems = [labelled(p, args.pruner) for p in args.problems]
     tasks, known = plan(problems, samplers, seeds, workers, args.trials)
-    versions = run_cache.run_versions(samplers)
+    if not tasks and all(o.run_row["status"] == "skipped" for o in known):
+        reasons = sorted({f"{o.task.sampler}: {o.run_row['error']}" for o in known})
+        print(
+            "mixbo-compare: nothing to run: every sampler asked for was skipped ("
+            + "; ".join(reasons)
+            + ")",
+            file=sys.stderr,
+        )
+        return 1
+    versions = _with_objectives(run_cache.run_versions(samplers))
     restored = restore_runs(out)
     if restored:
         print(f"restored {restored} finished runs into {out / RUNS_JSONL} from the folder's tables")
@@ -741,7 +883,7 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
 
     packages = [runner.PEERS[s].distribution for s in samplers if s in runner.PEERS]
     stamp = provenance.collect(command, jobs, packages)
-    stamp["code"] = run_cache.code_version()
+    stamp["code"] = _with_objectives({"mixbo": run_cache.code_version()})["mixbo"]
     stamp["baseline_codes"] = {s: v for s, v in versions.items() if not runner.is_ours(s)}
     earlier = provenance.read(out) or {}
     same_code = all(earlier.get(k) == stamp.get(k) for k in ("code", "baseline_codes"))
@@ -760,8 +902,12 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
         return 130
     elapsed = time.perf_counter() - start
     write_csvs(out, outcomes)  # the same rows, in task order
-    md, pngs = report.write_report(out)
     statuses = [o.run_row["status"] for o in outcomes]
+    if "ok" not in statuses:  # nothing to tabulate: say why in one line
+        failure = _first_failure(outcomes)
+        print(f"mixbo-compare: error: no run succeeded; {failure}", file=sys.stderr)
+        return 1
+    md, pngs = report.write_report(out)
     if not args.quiet:
         print(md.read_text())
     print(

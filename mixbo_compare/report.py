@@ -14,6 +14,10 @@ Definitions (also written into the table's header):
 - **final regret**: the regret after the last trial; the table gives its median and interquartile
   range over seeds, and the **mean rank** of each sampler among the samplers run on the same
   problem, seed and number of workers (1 = lowest final regret, ties share the average rank).
+- a user's own objective (``--objective``) has no known optimum: it is reported by the **best
+  value** found, in its own direction (maximised objectives: higher is better).
+- the **verdict** (:mod:`mixbo_compare.verdict`): each sampler against the best other, with its
+  wins over seeds, a rank test's p-value and the trials it needed to reach the best median.
 
 Multi-objective problems are reported by :mod:`mixbo_compare.report_mo` (normalised
 hypervolume, higher is better), in a section of their own after these.
@@ -29,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mixbo_compare import provenance, report_mo, run_data
+from mixbo_compare import provenance, report_mo, run_data, verdict
 from mixbo_compare.run_data import (  # noqa: F401  (re-exported: the report's data)
     RUN_COLUMNS,
     RUNS_CSV,
@@ -107,10 +111,23 @@ def on_time_grid(end_times: np.ndarray, regrets: np.ndarray, grid: np.ndarray) -
 @dataclass
 class Setting(run_data.Setting):
     """All runs of one problem with one number of workers, with their regret curves, measured
-    from ``reference`` (``note`` says what it is)."""
+    from ``reference`` (``note`` says what it is).
+
+    A user's objective (``by_value``) has curves of the best value so far, minimised, from a
+    reference of 0; ``sign`` turns a figure back into the user's direction (-1: maximised)."""
 
     reference: float
     note: str
+    by_value: bool = False
+    sign: float = 1.0
+
+    def shown(self, x: float) -> float:
+        """A figure as the page shows it: a regret, or a best value in the user's direction."""
+        return self.sign * x if math.isfinite(x) else x
+
+    @property
+    def figure(self) -> str:
+        return "best value" if self.by_value else "regret"
 
 
 def group(runs: Sequence[RunData]) -> list[Setting]:
@@ -122,24 +139,39 @@ def group(runs: Sequence[RunData]) -> list[Setting]:
             best[r.problem] = min(best.get(r.problem, math.inf), float(np.nanmin(r.true_values)))
         if r.optimum is not None:
             optimum[r.problem] = r.optimum
+    directions = {r.problem: r.directions for r in runs if r.directions}
     refs = {
         p: reference(optimum.get(p), best.get(p, math.nan))
+        if p not in directions
+        else (0.0, f"your objective, no known optimum: the best value found ({directions[p][0]})")
         for p in _ordered(r.problem for r in runs)
     }
+
+    def curve(r: RunData) -> np.ndarray:
+        if r.problem in directions:
+            return best_so_far(r.true_values)
+        return regret_curve(r.true_values, refs[r.problem][0])
+
     settings = []
-    for base, _ in run_data.settings(
-        runs, refs, lambda r: regret_curve(r.true_values, refs[r.problem][0])
-    ):
+    for base, _ in run_data.settings(runs, refs, curve):
         ref, note = refs[base.problem]
-        settings.append(Setting(**vars(base), reference=ref, note=note))
+        by_value = base.problem in directions
+        sign = -1.0 if by_value and directions[base.problem][0] == "maximize" else 1.0
+        settings.append(
+            Setting(**vars(base), reference=ref, note=note, by_value=by_value, sign=sign)
+        )
     return settings
 
 
 # ------------------------------------------------------------------------------------ the table
-def _cell(curves: list[np.ndarray]) -> tuple[float, str]:
+def _cell(curves: list[np.ndarray], st: Setting | None = None) -> tuple[float, str]:
+    """The median final figure (minimised) of ``curves``, and its cell as ``st`` shows it:
+    median [first quartile, third quartile]."""
     med, q1, q3 = median_iqr(c[-1] if len(c) else math.nan for c in curves)
     if not math.isfinite(med):
         return med, "–"
+    if st is not None and st.sign < 0:  # a maximised objective: its quartiles swap
+        return med, f"{_g(st.shown(med))} [{_g(st.shown(q3))}, {_g(st.shown(q1))}]"
     return med, f"{_g(med)} [{_g(q1)}, {_g(q3)}]"
 
 
@@ -180,7 +212,18 @@ def _single_objective(runs: Sequence[RunData]) -> list[str]:
         "reference (its optimum or best-known value; see each problem's note). For noisy tabular "
         "problems a trial's value is its noise-free mean over training seeds.",
         "- Cells: median final regret over seeds [first quartile, third quartile]; the best "
-        "median of each problem in bold.",
+        "median of each problem in bold."
+        + (
+            " For your own objectives ("
+            + ", ".join(
+                f"{s.problem}, {'higher' if s.sign < 0 else 'lower'} is better"
+                for s in _ordered_by_problem(settings)
+                if s.by_value
+            )
+            + ") the cells are the best value found, in the objective's own units."
+            if any(s.by_value for s in settings)
+            else ""
+        ),
         "- Mean rank: rank of the final regret among the samplers run on the same problem and "
         "seed (1 = best; ties share the average), averaged over seeds (and problems in the "
         "summary).",
@@ -193,6 +236,7 @@ def _single_objective(runs: Sequence[RunData]) -> list[str]:
     for workers in sorted({s.workers for s in settings}):
         these = [s for s in settings if s.workers == workers]
         lines += _summary(these, samplers, ours, workers)
+        lines += verdict_section(these, workers)
     lines += equal_steps_section(settings)
     lines += ["## Per problem", ""]
     for s in settings:
@@ -211,9 +255,10 @@ def equal_steps_section(settings: list[Setting]) -> list[str]:
     lines = [
         "## At equal total steps",
         "",
-        "Regret of the best value among the trials that ended within a budget of steps: the "
-        "smallest total any run of the problem used (in parentheses), so that every sampler "
-        "gets the same compute; median [first quartile, third quartile] over seeds.",
+        "Regret of the best value among the trials that ended within a budget of steps (for "
+        "your own objective, that best value): the smallest total any run of the problem used "
+        "(in the last row), so that every sampler gets the same compute; median [first "
+        "quartile, third quartile] over seeds.",
         "",
     ]
     header = ["sampler"] + [st.problem for st in stepped]
@@ -230,15 +275,32 @@ def equal_steps_section(settings: list[Setting]) -> list[str]:
                 within = np.cumsum(np.nan_to_num(r.steps)) <= budgets[st.problem]
                 values = r.true_values[within]
                 best = np.nanmin(values) if np.isfinite(values).any() else math.nan
-                finals.append(max(best - st.reference, 0.0) if math.isfinite(best) else math.nan)
-            med, q1, q3 = median_iqr(finals)
-            row.append(f"{_g(med)} [{_g(q1)}, {_g(q3)}]" if math.isfinite(med) else "–")
+                if st.by_value:
+                    finals.append(best)
+                else:
+                    finals.append(max(best - st.reference, 0.0) if math.isfinite(best) else best)
+            curves = [np.array([f]) for f in finals]
+            row.append(_cell(curves, st)[1])
         lines.append("| " + " | ".join(row) + " |")
     lines.append(
         "| budget (steps) | " + " | ".join(f"{budgets[st.problem]:.0f}" for st in stepped) + " |"
     )
     lines.append("")
     return lines
+
+
+def _ordered_by_problem(settings: Sequence[Setting]) -> list[Setting]:
+    """One setting per problem, in order (the first number of workers)."""
+    seen: dict[str, Setting] = {}
+    for st in settings:
+        seen.setdefault(st.problem, st)
+    return list(seen.values())
+
+
+def verdict_section(settings: Sequence[Setting], workers: int) -> list[str]:
+    """The verdict of each problem (:func:`mixbo_compare.verdict.section`)."""
+    items = [(st.problem, st.finals(), st.curves) for st in settings]
+    return verdict.section(items, _workers_title(workers))
 
 
 def _has_steps(run: RunData) -> bool:
@@ -277,7 +339,7 @@ def _summary(
                 row.append("failed" if st.failed.get(s) else "–")
                 missing += 1
             else:
-                med, text = _cell(st.curves[s])
+                med, text = _cell(st.curves[s], st)
                 best = medians[st.problem][1]
                 row.append(f"**{text}**" if math.isfinite(med) and med == best else text)
         spent = _mean(r.seconds_per_suggestion for st in settings for r in st.runs.get(s, []))
@@ -314,6 +376,8 @@ def _summary(
 def _per_problem(st: Setting) -> list[str]:
     lines = [f"### {st.problem}, {_workers_title(st.workers)}", "", f"Reference: {st.note}.", ""]
     header = ["sampler", "runs", "median", "IQR", "mean rank", "s/suggestion"]
+    if st.by_value:
+        header[2:4] = ["median best value", "IQR"]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     rank = ranks(st.finals())
     for s in st.samplers:
@@ -324,6 +388,7 @@ def _per_problem(st: Setting) -> list[str]:
         med, q1, q3 = median_iqr(c[-1] if len(c) else math.nan for c in st.curves[s])
         spent = _mean(r.seconds_per_suggestion for r in st.runs[s])
         runs = f"{n_ok}" + (f" ({n_failed} failed)" if n_failed else "")
+        med, q1, q3 = st.shown(med), *sorted((st.shown(q1), st.shown(q3)))
         iqr = f"{_g(q1)} – {_g(q3)}" if math.isfinite(med) else "–"
         lines.append(
             f"| {s} | {runs} | {_g(med)} | {iqr} | {_g(_mean(rank.get(s, [])), 2)} "
@@ -395,8 +460,11 @@ def plot(runs: Sequence[RunData], folder: str | Path, dpi: int = 110) -> list[Pa
             for ax in axes[n:]:
                 ax.set_visible(False)
             n_seeds = len({r.seed for st in these for rs in st.runs.values() for r in rs})
+            figure = "regret" if not any(st.by_value for st in these) else "value"
+            if figure == "value" and not all(st.by_value for st in these):
+                figure = "regret (best value for your objectives)"
             fig.suptitle(
-                f"Best-so-far regret, {_workers_title(workers)}\n"
+                f"Best-so-far {figure}, {_workers_title(workers)}\n"
                 f"median over {n_seeds} seeds, band = interquartile range",
                 fontsize=12,
             )
@@ -404,7 +472,7 @@ def plot(runs: Sequence[RunData], folder: str | Path, dpi: int = 110) -> list[Pa
                 [handles[s] for s in samplers if s in handles],
                 [f"{s} (ours)" if s in ours else s for s in samplers if s in handles],
                 loc="outside lower center",
-                ncol=min(len(handles), 6),
+                ncol=max(1, min(len(handles), 6)),  # no handles: no run succeeded
                 fontsize=11,
                 frameon=False,
             )
@@ -433,7 +501,12 @@ def _panel(ax, st: Setting, kind: str, colors, ours: set[str], handles: dict) ->
             defined = np.all(np.isfinite(np.vstack(gridded)), axis=0)
             med, q1, q3 = (np.where(defined, a, np.nan) for a in (med, q1, q3))
         bands[s] = (x, med, q1, q3)
+    if st.by_value:  # the best value in the objective's own direction
+        bands = {s: (x, *(st.sign * a for a in rest)) for s, (x, *rest) in bands.items()}
     log = use_log_scale(a for x, *rest in bands.values() for a in rest)
+    if st.by_value:  # values, not regrets: a log axis only when all are positive
+        shown = np.concatenate([a for _, *rest in bands.values() for a in rest] or [np.empty(0)])
+        log = log and bool((shown[np.isfinite(shown)] > 0).all())
     floor, zeros = 0.0, False
     if log:  # zero regret (optimum reached) cannot be drawn on a log axis: put it at the floor
         every = np.concatenate([np.concatenate(rest) for _, *rest in bands.values()])
@@ -452,17 +525,23 @@ def _panel(ax, st: Setting, kind: str, colors, ours: set[str], handles: dict) ->
         handles[s] = line
     if log:
         ax.set_yscale("log")
-    elif bands:  # linear: the whole of every band is shown
+    elif bands and not st.by_value:  # linear: the whole of every band is shown
         top = max(float(np.nanmax(q3)) for _, _, _, q3 in bands.values())
         if math.isfinite(top) and top > 0:
             ax.set_ylim(-0.03 * top, 1.08 * top)
     best_seen = st.note.startswith(("no known", "a run beat"))
+    if st.by_value:
+        best_seen = False
     ax.set_title(st.problem + (" (regret vs best value seen)" if best_seen else ""), fontsize=12)
     ax.set_xlabel(
         "completed trials" if kind == "trials" else "simulated time (mean trial runtimes)",
         fontsize=11,
     )
-    ax.set_ylabel("regret" + (" (0 drawn at the bottom)" if zeros else ""), fontsize=11)
+    label = f"best value ({'higher' if st.sign < 0 else 'lower'} is better)"
+    ax.set_ylabel(
+        label if st.by_value else "regret" + (" (0 drawn at the bottom)" if zeros else ""),
+        fontsize=11,
+    )
     ax.tick_params(labelsize=10)
     ax.grid(True, which="major", alpha=0.3)
     if not bands:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mixbo_compare import run_data
+from mixbo_compare import run_data, verdict
 from mixbo_compare.hypervolume import hypervolume_curve, non_dominated, normalise
 from mixbo_compare.run_data import RunData
 from mixbo_compare.stats import fmt, mean, median_iqr, ordered, ranks
@@ -33,8 +33,42 @@ RIVALS = ("gp", "tpe")
 
 def multi_objective_problems(runs: Iterable[RunData]) -> set[str]:
     """The problems among ``runs`` that are multi-objective: a run stored its normalisation, or
-    the name says so (``mo-``; a problem whose runs all failed stored none)."""
-    return {r.problem for r in runs if r.normalisation is not None or r.problem.startswith("mo-")}
+    the name says so (``mo-``; a problem whose runs all failed stored none), or a user's
+    objective with several directions."""
+    return {
+        r.problem
+        for r in runs
+        if r.normalisation is not None
+        or r.problem.startswith("mo-")
+        or (r.directions is not None and len(r.directions) > 1)
+    }
+
+
+def shared_normalisation(runs: Sequence[RunData]) -> None:
+    """Give the runs of a user's objective, which has no known front, the bounds of the
+    non-dominated feasible points of all its runs together: ideal and nadir of that joint
+    front, so each run's hypervolume measures how much of it the run reached."""
+    problems = {r.problem for r in runs if r.directions and r.normalisation is None}
+    for problem in problems:
+        mine = [r for r in runs if r.problem == problem and len(r.objectives)]
+        points = [r.objectives[r.feasible] for r in mine]
+        stacked = np.concatenate(points) if points else np.empty((0, 0))
+        stacked = stacked[np.all(np.isfinite(stacked), axis=1)] if stacked.size else stacked
+        if not len(stacked):
+            continue
+        front = stacked[non_dominated(stacked)]
+        ideal, nadir = front.min(axis=0), front.max(axis=0)
+        nadir = np.where(nadir > ideal, nadir, ideal + np.maximum(np.abs(ideal), 1.0))
+        norm = {
+            "ideal": [float(v) for v in ideal],
+            "nadir": [float(v) for v in nadir],
+            "reference": 1.1,
+            "optimal_hypervolume": None,
+            "joint_front": True,
+        }
+        for r in runs:
+            if r.problem == problem:
+                r.normalisation = norm
 
 
 def scaled_points(run: RunData) -> np.ndarray:
@@ -68,6 +102,7 @@ class MOSetting(run_data.Setting):
 
 def group(runs: Sequence[RunData]) -> list[MOSetting]:
     """The runs by (problem, workers), with their hypervolume curves."""
+    shared_normalisation(runs)
     settings = []
     for base, mine in run_data.settings(runs, ordered(r.problem for r in runs), curve):
         norm = next((r.normalisation for r in mine if r.normalisation), None)
@@ -149,6 +184,19 @@ def section(runs: Sequence[RunData], classes: dict[str, str]) -> list[str]:
     for workers in sorted({s.workers for s in settings}):
         these = [s for s in settings if s.workers == workers]
         lines += _summary(these, samplers, ours, workers)
+        items = [  # the verdict ranks minimised figures: the hypervolume negated
+            (
+                st.problem,
+                {s: {k: -v for k, v in f.items()} for s, f in st.finals().items()},
+                {s: [-c for c in cs] for s, cs in st.curves.items()},
+            )
+            for st in these
+        ]
+        title = "1 worker, sequential" if workers == 1 else f"{workers} simulated workers"
+        lines += [
+            f"#{line}" if line.startswith("## ") else line
+            for line in verdict.section(items, f"hypervolume, {title}")
+        ]
     lines += ["### Per problem", ""]
     for st in settings:
         lines += _per_problem(st)
@@ -194,7 +242,15 @@ def _per_problem(st: MOSetting) -> list[str]:
     lines = [f"#### {st.problem}", ""]
     norm = st.normalisation
     optimum = norm.get("optimal_hypervolume") if norm else None
-    if norm:
+    if norm and norm.get("joint_front"):
+        lines += [
+            "Your objective has no known front: ideal "
+            f"{_vector(norm['ideal'])} and nadir {_vector(norm['nadir'])} are those of the "
+            "feasible non-dominated points of all runs together (objectives to maximise are "
+            "negated), reference 1.1 in scaled coordinates.",
+            "",
+        ]
+    elif norm:
         lines += [
             f"Ideal {_vector(norm['ideal'])}, nadir {_vector(norm['nadir'])}, reference "
             f"{norm['reference']} in scaled coordinates; the true front's hypervolume: "

@@ -28,6 +28,7 @@ RUN_COLUMNS = (
     "elapsed_seconds",
     "mixbo",
     "normalisation",
+    "directions",
 )
 TRIAL_COLUMNS = (
     "problem",
@@ -75,6 +76,17 @@ class RunData:
     normalisation: dict | None = None
     objectives: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
     feasible: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=bool))
+    # a user's objective (``--objective``): its directions; its values are stored minimised and
+    # it is reported by the best value found, in the user's direction
+    directions: list[str] | None = None
+
+    @property
+    def n_objectives(self) -> int:
+        """How many objectives the run's trials store (0: a single value, as every built-in
+        single-objective problem)."""
+        if self.normalisation is not None:
+            return len(self.normalisation["ideal"])
+        return len(self.directions) if self.directions and len(self.directions) > 1 else 0
 
 
 def _float(text: str) -> float:
@@ -104,6 +116,7 @@ def load(folder: str | Path) -> list[RunData]:
                 normalisation=json.loads(row["normalisation"])
                 if row.get("normalisation")
                 else None,
+                directions=json.loads(row["directions"]) if row.get("directions") else None,
             )
     trials: dict[tuple[str, str, int, int], list[tuple]] = {}
     with open(folder / TRIALS_CSV, newline="") as f:
@@ -126,8 +139,8 @@ def load(folder: str | Path) -> list[RunData]:
             run.true_values = np.array([r[1] for r in rows])
             run.end_times = np.array([r[2] for r in rows])
             run.steps = np.array([r[3] for r in rows])
-            if run.normalisation is not None:
-                m = len(run.normalisation["ideal"])
+            if run.n_objectives:
+                m = run.n_objectives
                 run.objectives = np.array([r[4] if r[4] else [math.nan] * m for r in rows])
                 run.feasible = np.array([r[5] for r in rows], dtype=bool)
     return list(runs.values())

@@ -11,6 +11,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 RUNS = {  # example -> its arguments, kept short for the tests
     "quickstart.py": [],
     "multi_objective.py": [],
+    "compare_objectives.py": ["--trials", "8", "--seeds", "1"],
     "ray_tune_quickstart.py": ["--num-samples", "6", "--concurrency", "2"],
 }
 

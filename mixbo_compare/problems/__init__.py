@@ -80,6 +80,40 @@ _REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
 
 PROBLEMS: tuple[str, ...] = tuple(_REGISTRY)
 
+# name -> one line for ``mixbo-compare --list``: the space (f floats, i integers, c categoricals),
+# the budget it is meant for, what it models
+DESCRIPTIONS: dict[str, str] = {
+    "func2c": "2f + 2c (3, 5 choices); 40-100 trials; CoCaBO's synthetic: a function per category",
+    "func3c": "2f + 3c (3-5 choices); 40-100 trials; CoCaBO's synthetic with three categoricals",
+    "ackley5c": "1f + 5c (17 choices); 100 trials; Ackley on a categorical grid (CoCaBO)",
+    "ackley53": "3f + 50 binary; 100-300 trials; Ackley, many binary parameters (MVRSM)",
+    "pest": "25c (5 choices); 100-300 trials; pest-control schedule, a combinatorial simulator",
+    "contamination": "25 binary; 100-300 trials; food-line cleaning schedule (BOCS)",
+    "bbob-mixint-f1-d5": "1f + 4i; 100 trials; COCO's mixed-integer sphere",
+    "bbob-mixint-f10-d10": "2f + 8i; 100-1000 trials; COCO's ill-conditioned ellipsoid",
+    "bbob-mixint-f15-d10": "2f + 8i; 100-1000 trials; COCO's multimodal Rastrigin",
+    "hpolib-slice": "6i + 3c; 100 trials; FCNet tabular benchmark (slice localisation), noisy",
+    "hpolib-naval": "6i + 3c; 100 trials; FCNet tabular benchmark (naval propulsion), noisy",
+    "nb201-cifar100": "6c (5 choices); 100 trials; NAS-Bench-201 cell search on CIFAR-100, noisy",
+    "nusvr-diabetes": "3f + 3c; 100 trials; scikit-learn NuSVR regression error (BO-FM's SVM task)",
+    "jenatton": "6f + 3 binary, conditional; 40-100 trials; tree-structured function (Jenatton)",
+    "sklearn-models": "4f + 3i + 2c, conditional; 60-100 trials; choose a classifier and its "
+    "hyper-parameters",
+    "pressure-vessel": "2f + 2i, 4 constraints; 100 trials; engineering design cost",
+    "forest-size": "1f + 2i + 2c, 1 constraint; 60-100 trials; random forest within a size budget",
+    "lc-sgd-digits": "2f + 1i + 2c, 20 steps; 100 trials with --pruner; SGD classifier curves",
+    "lc-powerlaw": "1f + 1i + 2c, 50 steps; 100 trials with --pruner; simulated curves that cross",
+    "lc-mlp-breast-cancer": "2f + 2i + 2c, 25 steps; 100 trials with --pruner; MLP epochs",
+    "lc-gbm-diabetes": "2f + 2i + 2c, 20 steps; 100 trials with --pruner; boosting rounds",
+    "mo-bbob-biobj-mixint-f1-d5": "1f + 4i, 2 objectives; 100 trials; COCO's bi-objective spheres",
+    "mo-bbob-biobj-mixint-f7-d5": "1f + 4i, 2 objectives; 100 trials; COCO's sphere against "
+    "Rastrigin",
+    "mo-hpolib-slice": "6i + 3c, 2 objectives; 100 trials; FCNet loss against model size",
+    "mo-nb201-cifar10": "6c, 2 objectives; 100 trials; NAS-Bench-201 error against training time",
+    "mo-zdt-mixed": "3f + 2i + 1c, 2 objectives; 100 trials; ZDT1 with mixed distance variables",
+    "mo-constrained": "3f + 2i + 1c, 2 objectives, 2 constraints; 100 trials; constrained ZDT1",
+}
+
 # factory -> the keyword that selects one of its instances (``NAME@N``)
 _INSTANCE_KEYWORD = {
     "pest_control": "seed",
