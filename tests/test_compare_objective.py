@@ -348,3 +348,52 @@ def test_trials_to_target() -> None:
     )
     assert lines[0] == "## Verdict: 1 worker"
     assert any(line.startswith("| p | **a** | b |") for line in lines)
+
+
+# ------------------------------------------------------------------------ Ray Tune
+def test_tune_searchers_are_compared_on_a_users_trainable(tmp_path: Path) -> None:
+    pytest.importorskip("ray.tune")
+    from ray import tune
+
+    from mixbo_compare.tune_compare import compare_tune
+
+    def train(config: dict) -> dict:
+        return {"acc": 1 - (config["x"] - 0.3) ** 2 - 0.1 * (config["c"] == "b")}
+
+    space = {"x": tune.uniform(0, 1), "c": tune.choice(["a", "b"])}
+    with pytest.raises(ValueError, match="unknown searcher"):
+        compare_tune(train, space, metric="acc", searchers=("nope",))
+    table = compare_tune(
+        train,
+        space,
+        metric="acc",
+        mode="max",
+        searchers=("mixbo", "random"),
+        num_samples=5,
+        seeds=1,
+        out=tmp_path,
+    )
+    assert [r["sampler"] for r in table] == ["MixboSearch", "BasicVariantGenerator"]
+    for row in table:
+        assert row["status"] == "ok" and row["completed"] == 5, row
+        assert 0 < row["best_value"] <= 1  # the accuracy, in the metric's own direction
+    assert "(train, higher is better)" in table.report and "## Verdict" in table.report
+    assert (tmp_path / "convergence_trials_k1.png").exists()
+
+
+def test_an_unchanged_objective_is_reused_and_a_changed_one_runs_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "obj.py"
+    file.write_text("def f(trial):\n    return trial.suggest_float('x', 0, 1)\n")
+    argv = ["--objective", f"{file}:f", "-s", "tpe", "--seeds", "1", "-n", "4"]
+    argv += ["-o", str(tmp_path / "out"), "--jobs", "1", "--no-progress", "--quiet"]
+    assert cli.main(argv) == 0
+    capsys.readouterr()
+    assert cli.main(argv) == 0
+    assert "reusing 1 finished runs" in capsys.readouterr().out
+    file.write_text("def f(trial):\n    return 1 + trial.suggest_float('x', 0, 1)\n")
+    assert cli.main(argv) == 0
+    assert "reusing" not in capsys.readouterr().out
+    best = [float(r["best_true_value"]) for r in _rows(tmp_path / "out" / "trials.csv")]
+    assert min(best) >= 1  # the edited objective ran

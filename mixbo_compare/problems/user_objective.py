@@ -66,9 +66,8 @@ def _module_of_file(path: str) -> Any:
     file = Path(path).expanduser().resolve()
     if not file.is_file():
         raise ObjectiveError(f"no file {path!r} (the objective's file, as PATH.py:FUNCTION)")
+    # imported afresh each time: an objective edited in a notebook's session is the new one
     name = "mixbo_user_objective_" + hashlib.sha256(str(file).encode()).hexdigest()[:12]
-    if name in sys.modules:
-        return sys.modules[name]
     if str(file.parent) not in sys.path:
         sys.path.append(str(file.parent))  # after ours: a user's common.py shadows nothing
     spec = importlib.util.spec_from_file_location(name, file)
@@ -79,7 +78,7 @@ def _module_of_file(path: str) -> Any:
     try:
         spec.loader.exec_module(module)
     except Exception as exc:
-        del sys.modules[name]
+        sys.modules.pop(name, None)
         raise ObjectiveError(f"importing {path} failed: {_one_line(exc)}") from exc
     return module
 
