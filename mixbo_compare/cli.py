@@ -66,16 +66,24 @@ from typing import Any
 import numpy as np
 
 from common.runtime import single_thread
-from mixbo_compare import provenance, report, run_cache, runner, user_study
+from mixbo_compare import (
+    provenance,
+    report,
+    report_suite,
+    run_cache,
+    runner,
+    suites,
+    user_study,
+)
 from mixbo_compare.problems import DESCRIPTIONS, PROBLEMS, get_problem, resolve
-from mixbo_compare.problems.problem import Problem
+from mixbo_compare.problems.problem import MultiObjectiveProblem, Problem
 from mixbo_compare.problems.user_objective import (
     ObjectiveError,
     UserObjective,
     default_name,
     load_objective,
 )
-from mixbo_compare.pruners import PRUNERS, labelled, unlabelled
+from mixbo_compare.pruners import PRUNERS, SEPARATOR, labelled, unlabelled
 from mixbo_compare.run_cache import load_runs, record_run
 
 DEFAULT_PROBLEMS = ("func2c", "contamination")
@@ -84,6 +92,7 @@ DEFAULT_SEEDS = 3
 DEFAULT_TRIALS = 40
 DEFAULT_OUT = "mixbo-results"
 RUNS_JSONL = "runs.jsonl"
+SUITE_MD = "suite.md"  # a --suite run's page (mixbo_compare.report_suite)
 OPTUNA_SAMPLERS = ("random", "tpe", "gp", "cmaes", "nsga2")
 EXTRA_MODULES = ("matplotlib", "tqdm")  # the `compare` extra's modules the command needs
 _CHEAP = {
@@ -131,7 +140,9 @@ def resumable(folder: Path, versions: Mapping[str, str]) -> dict[tuple, dict]:
 
     def current(key: tuple, run: dict) -> bool:
         version = versions.get(run["task"]["sampler"])
-        return key[0] == version and run["run"]["status"] == "ok"
+        if version is None or run["run"]["status"] != "ok":
+            return False
+        return key[0] == run_cache.task_version(version, run["task"]["problem"])
 
     return {key[1:]: r for key, r in runs.items() if current(key, r)}
 
@@ -168,6 +179,7 @@ def restore_runs(folder: Path) -> int:
             code = stamp.get("code") if ours else baselines.get(row["sampler"])
             if row["status"] != "ok" or not code:
                 continue
+            code = run_cache.task_version(code, row["problem"])
             task = {k: row[k] if k in ("problem", "sampler") else int(row[k]) for k in _TASK_KEY}
             if (code, *(task[k] for k in _TASK_KEY)) in recorded:
                 continue
@@ -399,6 +411,8 @@ def plan(
                         continue
                     if isinstance(problem, UserObjective):
                         reason = user_skip_reason(s, problem)
+                    elif isinstance(problem, MultiObjectiveProblem) and s in runner.PEERS:
+                        reason = f"{s} optimises a single objective"
                     else:
                         reason = runner.skip_reason(s, space)
                     if reason is not None:
@@ -619,16 +633,36 @@ def parser() -> argparse.ArgumentParser:
         "-s",
         "--samplers",
         nargs="+",
-        default=list(DEFAULT_SAMPLERS),
+        default=None,
         metavar="NAME",
         help=f"samplers (space- or comma-separated), from: {', '.join(runner.names())}; or "
-        "'ours', 'optuna', 'peers', 'all'",
+        f"'ours', 'optuna', 'peers', 'all' (default: {' '.join(DEFAULT_SAMPLERS)}; with --suite, "
+        f"{' '.join(suites.DEFAULTS['samplers'])})",
     )
-    p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="number of seeds per sampler")
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=None,
+        help=f"number of seeds per sampler (default: {DEFAULT_SEEDS}; with --suite, "
+        f"{suites.DEFAULTS['seeds']})",
+    )
     p.add_argument(
         "--first-seed", type=int, default=0, help="seeds are first-seed, first-seed+1, …"
     )
-    p.add_argument("-n", "--trials", type=int, default=DEFAULT_TRIALS, help="trials per run")
+    p.add_argument(
+        "-n",
+        "--trials",
+        type=int,
+        default=None,
+        help=f"trials per run (default: {DEFAULT_TRIALS}; with --suite, "
+        f"{suites.DEFAULTS['trials']})",
+    )
+    p.add_argument(
+        "--suite",
+        choices=suites.suite_names(),
+        help="run the generalisation suite (mixbo_compare/suites.py: problems drawn by a seeded "
+        "generator) or its tuning or validation part, instead of the default problems",
+    )
     p.add_argument(
         "-k",
         "--workers",
@@ -649,8 +683,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-o",
         "--out",
-        default=DEFAULT_OUT,
-        help="output folder (created; files in it are overwritten)",
+        default=None,
+        help=f"output folder (created; files in it are overwritten; default: {DEFAULT_OUT}, "
+        "or suite-results/SUITE with --suite)",
     )
     p.add_argument(
         "--pruner",
@@ -701,6 +736,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         md, pngs = report.write_report(args.report_only)
         print(f"wrote {md} and {len(pngs)} plot(s)")
         return 0
+    _fill_defaults(args)
     samplers = _expand_samplers(args.samplers)
     unknown = [s for s in samplers if s not in runner.names()]
     if unknown:
@@ -709,11 +745,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{', '.join(runner.names())}, ours, optuna, peers, all"
         )
 
-    if args.problems is None:
-        args.problems = [] if args.objective else list(DEFAULT_PROBLEMS)
     for name in args.problems:
         try:
-            resolve(name)
+            resolve(unlabelled(name)[0])
             if "~" in name:  # a conditional problem has no relabelled form
                 get_problem(name)
         except ValueError as err:
@@ -756,6 +790,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             logging.getLogger(name).setLevel(level)
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, on_term)
+
+
+def _fill_defaults(args: argparse.Namespace) -> None:
+    """The defaults of the options left out: the suite's with ``--suite``, else the command's."""
+    if args.suite:
+        args.problems = [*(args.problems or []), *suites.problems(args.suite)]
+    elif args.problems is None:
+        args.problems = [] if args.objective else list(DEFAULT_PROBLEMS)
+    suite = suites.DEFAULTS if args.suite else {}
+    if args.samplers is None:
+        args.samplers = list(suite.get("samplers", DEFAULT_SAMPLERS))
+    if args.seeds is None:
+        args.seeds = int(suite.get("seeds", DEFAULT_SEEDS))
+    if args.trials is None:
+        args.trials = int(suite.get("trials", DEFAULT_TRIALS))
+    if args.out is None:
+        args.out = f"suite-results/{args.suite}" if args.suite else DEFAULT_OUT
 
 
 def user_objectives(
@@ -843,7 +894,7 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
     out.mkdir(parents=True, exist_ok=True)
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     workers = list(dict.fromkeys(args.workers))
-    problems = [labelled(p, args.pruner) for p in args.problems]
+    problems = [p if SEPARATOR in p else labelled(p, args.pruner) for p in args.problems]
     tasks, known = plan(problems, samplers, seeds, workers, args.trials)
     if not tasks and all(o.run_row["status"] == "skipped" for o in known):
         reasons = sorted({f"{o.task.sampler}: {o.run_row['error']}" for o in known})
@@ -879,12 +930,15 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
     def sink(outcome: Outcome) -> None:
         csvs(outcome)
         if outcome.run_row["status"] == "ok":
-            record_run(out / RUNS_JSONL, outcome.record(versions[outcome.task.sampler]))
+            version = run_cache.task_version(versions[outcome.task.sampler], outcome.task.problem)
+            record_run(out / RUNS_JSONL, outcome.record(version))
 
     packages = [runner.PEERS[s].distribution for s in samplers if s in runner.PEERS]
     stamp = provenance.collect(command, jobs, packages)
     stamp["code"] = _with_objectives({"mixbo": run_cache.code_version()})["mixbo"]
     stamp["baseline_codes"] = {s: v for s, v in versions.items() if not runner.is_ours(s)}
+    if args.suite:
+        stamp["suite"] = args.suite
     earlier = provenance.read(out) or {}
     same_code = all(earlier.get(k) == stamp.get(k) for k in ("code", "baseline_codes"))
     if not tasks and same_code:  # nothing runs: the stamp of the runs' machine, processes, date
@@ -908,8 +962,11 @@ def _compare(args: argparse.Namespace, samplers: list[str], command: str) -> int
         print(f"mixbo-compare: error: no run succeeded; {failure}", file=sys.stderr)
         return 1
     md, pngs = report.write_report(out)
+    if args.suite:  # the suite's page: claims per part, every problem's medians and p-values
+        (out / SUITE_MD).write_text(report_suite.page(out))
+        pngs.append(out / SUITE_MD)
     if not args.quiet:
-        print(md.read_text())
+        print(md.read_text() if not args.suite else (out / SUITE_MD).read_text())
     print(
         f"{len(tasks)} runs in {elapsed:.0f} s ({statuses.count('failed')} failed, "
         f"{statuses.count('skipped')} skipped); wrote {out / report.TRIALS_CSV}, "

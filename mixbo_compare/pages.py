@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mixbo_compare import provenance, report, report_latency
+from mixbo_compare import provenance, report, report_latency, report_suite
 
 LATENCY = report_latency.LATENCY_CSV
 
@@ -36,6 +36,8 @@ def page(folder: Path) -> str:
     if (folder / LATENCY).exists():
         return report_latency.page(folder)
     stamp = provenance.read(folder)
+    if stamp and stamp.get("suite"):  # a generalisation-suite run: its own page
+        return report_suite.page(folder)
     runs = report.load(folder)
     text = report.table(runs, stamp=stamp)
     # the plots of a page live in the folder of its name

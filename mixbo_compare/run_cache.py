@@ -3,28 +3,37 @@
 ``mixbo-compare`` keeps ``runs.jsonl`` in its output folder: a run recorded there under the same
 version is not run again. The version covers what decides a run's outcome, and nothing else, so
 a resumed table never mixes runs of different code and a change reruns only the runs it can
-change: for mixbo's samplers, :func:`code_version` (their source, the problems', the study
-loop's and the versions of the libraries they run on; not the reporting, so that rebuilding a
-page's text reruns nothing); for a baseline, :func:`baseline_version` of that baseline (an Optuna
-sampler's leaves out mixbo's samplers and the peers; a peer's adds its own adapter and package
-only), so that upgrading SMAC3 reruns SMAC3's rows and nothing else.
+change: for mixbo's samplers, :func:`code_version` (their source, the study loop's and the
+versions of the libraries they run on; not the reporting, so that rebuilding a page's text reruns
+nothing); for a baseline, :func:`baseline_version` of that baseline (an Optuna sampler's leaves
+out mixbo's samplers and the peers; a peer's adds its own adapter and package only), so that
+upgrading SMAC3 reruns SMAC3's rows and nothing else. Each run's record is then stamped with
+:func:`task_version`, which adds the source of its own problem only (:func:`problem_version`), so
+that adding or editing one problem keeps every other problem's stored runs: a suite's baselines
+are computed once.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.metadata
 import json
 import os
 from collections.abc import Callable, Sequence
+from functools import cache
 from pathlib import Path
 
 from mixbo_compare.peers import PEERS
+from mixbo_compare.problems import resolve
+from mixbo_compare.pruners import unlabelled
 from mixbo_compare.runner import is_ours
 
-# what decides any sampler's run: the problems, the study loop and the search space's conversion
+# what decides any sampler's run on any problem: the study loop, the search space's conversion and
+# what every problem shares (a problem's own module is in its task's version, task_version)
 _RUN_SOURCES = (
-    "mixbo_compare/problems",
+    "mixbo_compare/problems/problem.py",
+    "mixbo_compare/problems/relabel.py",
     "mixbo_compare/runner.py",
     "mixbo_compare/multi_objective.py",
     "mixbo_compare/run_result.py",
@@ -88,6 +97,52 @@ def run_versions(samplers: Sequence[str]) -> dict[str, str]:
     the others."""
     mixbo = code_version()
     return {s: mixbo if is_ours(s) else baseline_version(s) for s in samplers}
+
+
+def task_version(sampler_version: str, problem: str) -> str:
+    """The version a run of ``problem`` by a sampler of version ``sampler_version`` is recorded
+    under: the sampler's, and the source of that problem's own modules."""
+    return hashlib.sha256(f"{sampler_version} {problem_version(problem)}".encode()).hexdigest()[:16]
+
+
+@cache
+def problem_version(problem: str) -> str:
+    """A short hash of what builds ``problem`` (a ``mixbo-compare`` name, pruner label allowed):
+    its factory and arguments and the source of its module and of the problem modules that
+    module imports; empty for a name the registry does not know (a user's objective, whose
+    version the command adds itself)."""
+    try:
+        module, factory, kwargs = resolve(unlabelled(problem)[0])
+    except ValueError:
+        return ""
+    digest = hashlib.sha256(repr((module, factory, sorted(kwargs.items()))).encode())
+    root = Path(__file__).resolve().parents[1]
+    for name in sorted(_problem_modules(module)):
+        path = root / (name.replace(".", "/") + ".py")
+        digest.update(name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@cache
+def _problem_modules(module: str) -> frozenset[str]:
+    """``module`` and the ``mixbo_compare.problems`` modules it imports, transitively."""
+    root = Path(__file__).resolve().parents[1]
+    found = {module}
+    tree = ast.parse((root / (module.replace(".", "/") + ".py")).read_text())
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        for name in names:
+            if (
+                name.startswith("mixbo_compare.problems.")
+                and (root / (name.replace(".", "/") + ".py")).exists()
+            ):
+                found |= _problem_modules(name)
+    return frozenset(found)
 
 
 def _version(sources: tuple[str, ...], libraries: tuple[str, ...]) -> str:

@@ -439,7 +439,9 @@ def test_console_script_and_cli_errors(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_the_default_run_compares_every_one_of_our_samplers_with_optunas() -> None:
-    defaults = cli.parser().parse_args([]).samplers
+    args = cli.parser().parse_args([])
+    cli._fill_defaults(args)
+    defaults = args.samplers
     assert set(cli._expand_samplers(["ours"])) <= set(defaults)
     assert {"tpe", "gp"} <= set(defaults)
 
@@ -669,6 +671,35 @@ def test_a_peer_changes_its_own_version_only(monkeypatch: pytest.MonkeyPatch) ->
     assert changed() == {"smac", "catcmawm", "ax"}
     monkeypatch.setattr(Path, "read_bytes", edited("study_loop.py"))
     assert changed() == set(samplers)
+
+
+def test_a_problem_changes_only_its_own_runs_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Adding or editing one problem keeps every other problem's stored runs (a suite's baselines
+    are computed once); a problem's version follows the problem modules its module imports."""
+    from mixbo_compare import run_cache
+
+    names = ["pest@3", "func2c~1", "mo-hpolib-slice", "lc-powerlaw+median", "my_objective"]
+    run_cache.problem_version.cache_clear()
+    before = {p: run_cache.task_version("v", p) for p in names}
+    assert len(set(before.values())) == len(names)
+    assert run_cache.problem_version("my_objective") == ""  # not a registered problem
+    read = Path.read_bytes
+
+    def changed(file: str) -> set[str]:
+        def edited(path: Path) -> bytes:
+            return read(path) + (b"# edited" if path.name == file else b"")
+
+        monkeypatch.setattr(Path, "read_bytes", edited)
+        run_cache.problem_version.cache_clear()
+        after = {p: run_cache.task_version("v", p) for p in names}
+        monkeypatch.setattr(Path, "read_bytes", read)
+        run_cache.problem_version.cache_clear()
+        return {p for p in names if after[p] != before[p]}
+
+    assert changed("pest.py") == {"pest@3"}
+    assert changed("hpobench.py") == {"mo-hpolib-slice"}  # imported by hpobench_mo.py
+    assert changed("learning_curves.py") == {"lc-powerlaw+median"}
+    assert changed("maxsat_new_family.py") == set()
 
 
 def test_the_versions_cover_every_module_a_run_uses() -> None:
