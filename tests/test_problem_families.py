@@ -324,3 +324,11 @@ def test_describe_gives_one_line_for_every_kind_of_name() -> None:
     with pytest.raises(ValueError, match="unknown problem"):
         describe("nope")
 
+
+def test_list_names_the_families(capsys: pytest.CaptureFixture[str]) -> None:
+    from mixbo_compare import cli
+
+    assert cli.main(["--list"]) == 0
+    listed = capsys.readouterr().out
+    for form in ("maxsat-vV@N", "labs-nN", "sk-MODEL-DATA", "hpolib-DATA%ENC"):
+        assert form in listed
