@@ -107,7 +107,8 @@ def test_labs_space_range_and_unknown_optima() -> None:
     assert all(isinstance(p, Categorical) and p.choices == (-1, 1) for p in problem.space.params)
     values = [problem(c) for c in _random_configs(problem, 50)]
     assert min(values) >= problem.optimum == 36 / 576
-    assert get_problem("labs-n60").optimum is None  # beyond what was enumerated here
+    assert get_problem("labs-n60").optimum == 218 / 3600  # Packebusch and Mertens's table
+    assert sorted(OPTIMAL_ENERGIES) == list(range(2, 61))
     assert [get_problem("labs-n24~3")(c) for c in _random_configs(problem, 3)] != values[:3]
     with pytest.raises(ValueError, match="no instances"):
         get_problem("labs-n24@2")
@@ -301,12 +302,13 @@ def test_grammar_names_resolve_and_bad_names_are_refused() -> None:
 
 def test_grammar_constants_match_the_modules() -> None:
     from mixbo_compare import problems
-    from mixbo_compare.problems import hpobench_encodings, maxsat, sklearn_tasks
+    from mixbo_compare.problems import hpobench_encodings, labs, maxsat, sklearn_tasks
 
     assert problems.SK_MODELS == tuple(sklearn_tasks.MODELS)
     assert problems.SK_DATASETS == sklearn_tasks.DATASETS
     assert problems.HPOLIB_ENCODINGS == hpobench_encodings.ENCODINGS
     assert problems.MAXSAT_VARIABLES == range(maxsat.MIN_VARIABLES, maxsat.MAX_VARIABLES + 1)
+    assert problems.LABS_LENGTHS == range(labs.MIN_LENGTH, labs.MAX_LENGTH + 1)
 
 
 def test_describe_gives_one_line_for_every_kind_of_name() -> None:
