@@ -199,25 +199,13 @@ def _family(base: str) -> tuple[str, str, dict[str, Any]] | None:
         return "mixbo_compare.problems.labs", "labs", {"length": length}
     if match := _SK.fullmatch(base):
         model, dataset = _one_of(base, match[1], SK_MODELS), _one_of(base, match[2], SK_DATASETS)
-        return (
-            "mixbo_compare.problems.sklearn_tasks",
-            "sklearn_task",
-            {
-                "model": model,
-                "dataset": dataset,
-            },
-        )
+        kwargs = {"model": model, "dataset": dataset}
+        return "mixbo_compare.problems.sklearn_tasks", "sklearn_task", kwargs
     if match := _HPOLIB.fullmatch(base):
         dataset = _one_of(base, match[1], HPOLIB_DATASETS)
         encoding = _one_of(base, match[2], HPOLIB_ENCODINGS)
-        return (
-            "mixbo_compare.problems.hpobench_encodings",
-            "hpolib_encoded",
-            {
-                "dataset": dataset,
-                "encoding": encoding,
-            },
-        )
+        kwargs = {"dataset": dataset, "encoding": encoding}
+        return "mixbo_compare.problems.hpobench_encodings", "hpolib_encoded", kwargs
     if "%" in base:
         raise ValueError(
             f"{base!r}: only hpolib-DATA problems have encodings ('%ENC'); NAS-Bench-201 has no "
