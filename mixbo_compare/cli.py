@@ -842,6 +842,12 @@ def _print_list() -> None:
         "contamination or a bbob(-biobj)-mixint function), NAME~K (its categories "
         "relabelled by seed K); mo-* problems are multi-objective"
     )
+    print(
+        "  families by name: maxsat-vV@N (V = 10..100), labs-nN (N = 10..60), "
+        "sk-MODEL-DATA (svc, rf, hgb, knn, logreg on iris, wine, breast_cancer, digits), "
+        "hpolib-DATA%ENC (ENC: index, cat, int, float); e.g. maxsat-v28@3, labs-n24, "
+        "sk-rf-wine, hpolib-slice%float"
+    )
     print("  your own: --objective PATH.py:FUNCTION (an Optuna objective; see --help)")
     print("samplers:", " ".join(_label(s) for s in runner.names()))
 

@@ -5,6 +5,11 @@ instances need no registration: ``NAME@N`` is instance ``N`` of a registered pro
 instances (the random seed of Pest Control and Contamination, COCO's instance of a bbob-mixint
 function), and ``bbob-mixint-fF-dD`` is any bbob-mixint function ``F`` in dimension ``D``
 (``bbob-mixint-f3-d5@2``: its instance 2), ``mo-bbob-biobj-mixint-fF-dD`` any bi-objective one.
+Further families by name: ``maxsat-vV`` (weighted MAX-3-SAT, V = 10..100 binary variables;
+``maxsat-v28@3``: its instance 3), ``labs-nN`` (low-autocorrelation binary sequence, N = 10..60),
+``sk-MODEL-DATA`` (a scikit-learn classifier tuned on a bundled data set, ``sk-rf-wine``) and
+``hpolib-DATA%ENC`` (an HPOLib table with its numeric columns encoded as ``index``, ``cat``,
+``int`` or ``float``, ``hpolib-slice%float``). ``describe(name)`` gives any name's one line.
 Names starting ``mo-`` are multi-objective problems
 (:class:`problem.MultiObjectiveProblem`). ``NAME~K`` is any of these with each categorical's
 choices relabelled by a permutation seeded with ``K`` (:mod:`mixbo_compare.problems.relabel`;
@@ -120,9 +125,31 @@ _INSTANCE_KEYWORD = {
     "contamination": "seed",
     "bbob_mixint": "instance",
     "bbob_biobj_mixint": "instance",
+    "maxsat": "instance",
 }
 _BBOB = re.compile(r"bbob-mixint-f(\d+)-d(\d+)")
 _BIOBJ = re.compile(r"mo-bbob-biobj-mixint-f(\d+)-d(\d+)")
+_MAXSAT = re.compile(r"maxsat-v(\d+)")
+_LABS = re.compile(r"labs-n(\d+)")
+_SK = re.compile(r"sk-([a-z]+)-([a-z_]+)")
+_HPOLIB = re.compile(r"hpolib-([a-z_]+)%([a-z]+)")
+
+# families named by a grammar: their sizes and choices, checked by ``resolve``
+MAXSAT_VARIABLES = range(10, 101)
+LABS_LENGTHS = range(10, 61)
+SK_MODELS = ("svc", "rf", "hgb", "knn", "logreg")
+SK_DATASETS = ("iris", "wine", "breast_cancer", "digits")
+HPOLIB_DATASETS = (
+    "naval",
+    "parkinsons",
+    "protein",
+    "slice",
+    "naval_propulsion",
+    "parkinsons_telemonitoring",
+    "protein_structure",
+    "slice_localization",
+)
+HPOLIB_ENCODINGS = ("index", "cat", "int", "float")
 
 
 def resolve(name: str) -> tuple[str, str, dict[str, Any]]:
@@ -139,12 +166,15 @@ def resolve(name: str) -> tuple[str, str, dict[str, Any]]:
     elif match := _BIOBJ.fullmatch(base):
         module, factory = "mixbo_compare.problems.bbob_biobj_mixint", "bbob_biobj_mixint"
         kwargs = {"function": int(match[1]), "dimension": int(match[2])}
+    elif family := _family(base):
+        module, factory, kwargs = family
     else:
         known = ", ".join(PROBLEMS)
         raise ValueError(
             f"unknown problem {name!r}; choose one of {known}, bbob-mixint-fF-dD, "
             "mo-bbob-biobj-mixint-fF-dD, "
-            "NAME@N for instance N of pest, contamination or a bbob-mixint function, "
+            "maxsat-vV (V = 10..100), labs-nN (N = 10..60), sk-MODEL-DATA, hpolib-DATA%ENC, "
+            "NAME@N for instance N of pest, contamination, maxsat or a bbob-mixint function, "
             "or any of these with ~K for its categories relabelled by seed K."
         )
     if at:
@@ -155,6 +185,108 @@ def resolve(name: str) -> tuple[str, str, dict[str, Any]]:
             raise ValueError(f"{name!r}: the instance after '@' must be a whole number.")
         kwargs = {**kwargs, keyword: int(instance)}
     return module, factory, kwargs
+
+
+def _family(base: str) -> tuple[str, str, dict[str, Any]] | None:
+    """``(module, factory, keyword arguments)`` of a name of the maxsat, labs, sk or
+    hpolib-%ENC families, ``None`` for a name of none of them; a ``ValueError`` for a family's
+    name with a size or choice out of its range."""
+    if match := _MAXSAT.fullmatch(base):
+        n_variables = _within(base, int(match[1]), MAXSAT_VARIABLES, "variables")
+        return "mixbo_compare.problems.maxsat", "maxsat", {"n_variables": n_variables}
+    if match := _LABS.fullmatch(base):
+        length = _within(base, int(match[1]), LABS_LENGTHS, "length")
+        return "mixbo_compare.problems.labs", "labs", {"length": length}
+    if match := _SK.fullmatch(base):
+        model, dataset = _one_of(base, match[1], SK_MODELS), _one_of(base, match[2], SK_DATASETS)
+        kwargs = {"model": model, "dataset": dataset}
+        return "mixbo_compare.problems.sklearn_tasks", "sklearn_task", kwargs
+    if match := _HPOLIB.fullmatch(base):
+        dataset = _one_of(base, match[1], HPOLIB_DATASETS)
+        encoding = _one_of(base, match[2], HPOLIB_ENCODINGS)
+        kwargs = {"dataset": dataset, "encoding": encoding}
+        return "mixbo_compare.problems.hpobench_encodings", "hpolib_encoded", kwargs
+    if "%" in base:
+        raise ValueError(
+            f"{base!r}: only hpolib-DATA problems have encodings ('%ENC'); NAS-Bench-201 has no "
+            "numeric columns."
+        )
+    return None
+
+
+def _within(name: str, value: int, allowed: range, what: str) -> int:
+    if value not in allowed:
+        raise ValueError(
+            f"{name!r}: the {what} must lie in {allowed.start}..{allowed.stop - 1}, got {value}."
+        )
+    return value
+
+
+def _one_of(name: str, value: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name!r}: {value!r} is not one of {', '.join(allowed)}.")
+    return value
+
+
+def describe(name: str) -> str:
+    """One line for ``name`` as ``DESCRIPTIONS`` gives for registered problems (the space, the
+    budget it is meant for, what it models), generated for names of a grammar; ``@N`` and
+    ``~K`` are said at the end. A ``ValueError`` for an unknown name."""
+    module, factory, kwargs = resolve(name)
+    base, seed = _relabelling(name)
+    base, _, instance = base.partition("@")
+    if base in DESCRIPTIONS:
+        line = DESCRIPTIONS[base]
+        if instance:
+            line += f"; instance {instance}"
+    else:
+        line = _generated(factory, kwargs)
+    if seed is not None:
+        line += f"; categories relabelled by seed {seed}"
+    return line
+
+
+# hpolib-DATA%ENC: the space of each encoding (3 string columns, 6 numeric: 3 integer-valued)
+_HPOLIB_SPACES = {"index": "6i + 3c", "cat": "9c", "int": "3f + 3i + 3c", "float": "6f + 3c"}
+
+
+def _generated(factory: str, kwargs: dict[str, Any]) -> str:
+    """The one line of a name of a grammar (``describe``)."""
+    if factory == "maxsat":
+        v, n = kwargs["n_variables"], kwargs.get("instance", 1)
+        return f"{v} binary; 100 trials; random weighted MAX-3-SAT instance {n}"
+    if factory == "labs":
+        n = kwargs["length"]
+        return f"{n} binary; 100-300 trials; low-autocorrelation binary sequence of length {n}"
+    if factory == "sklearn_task":
+        from mixbo_compare.problems.sklearn_tasks import MODELS
+
+        return (
+            f"{_count(MODELS[kwargs['model']])}; 60-100 trials; scikit-learn {kwargs['model']} "
+            f"on {kwargs['dataset']}, 3-fold CV error"
+        )
+    if factory == "hpolib_encoded":
+        return (
+            f"{_HPOLIB_SPACES[kwargs['encoding']]}; 100 trials; FCNet tabular benchmark "
+            f"({kwargs['dataset']}), numeric columns as {kwargs['encoding']}, noisy"
+        )
+    f, d = kwargs["function"], kwargs["dimension"]
+    space = f"{d // 5}f + {d - d // 5}i"
+    at = f", instance {kwargs['instance']}" if "instance" in kwargs else ""
+    if factory == "bbob_biobj_mixint":
+        return f"{space}, 2 objectives; 100 trials; COCO's bbob-biobj-mixint function {f}{at}"
+    return f"{space}; 100 trials; COCO's bbob-mixint function {f}{at}"
+
+
+def _count(params: Any) -> str:
+    """``"2f + 1i + 2c"``: the floats, integers and categoricals among ``params``."""
+    from common.space.mixed_space import Float, Integer
+
+    n_float = sum(isinstance(p, Float) for p in params)
+    n_int = sum(isinstance(p, Integer) for p in params)
+    n_cat = len(params) - n_float - n_int
+    parts = [f"{n}{k}" for n, k in ((n_float, "f"), (n_int, "i"), (n_cat, "c")) if n]
+    return " + ".join(parts)
 
 
 def get_problem(name: str) -> Problem | MultiObjectiveProblem:
