@@ -29,6 +29,7 @@ import numbers
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import FrameType
 from typing import Any
 
 from ray import cloudpickle
@@ -455,7 +456,7 @@ def _check_scheduler(searcher: str, metrics: list[str]) -> None:
     on the call stack (it asks its search algorithm for each new trial); outside a Tune run (a
     searcher driven by hand) there is nothing to check.
     """
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and not isinstance(frame.f_locals.get("self"), TuneController):
         frame = frame.f_back
     if frame is None:
