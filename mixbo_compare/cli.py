@@ -45,6 +45,7 @@ import argparse
 import csv
 import hashlib
 import importlib
+import importlib.metadata
 import json
 import logging
 import math
@@ -701,12 +702,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the table at the end")
     p.add_argument("--verbose", action="store_true", help="show Optuna's and samplers' warnings")
     p.add_argument("--list", action="store_true", help="list problems and samplers, then exit")
+    p.add_argument("--version", action="version", version=f"%(prog)s {installed_version()}")
     p.add_argument(
         "--report-only",
         metavar="DIR",
         help="rebuild results.md and the plots from the CSVs in DIR; run nothing",
     )
     return p
+
+
+def installed_version() -> str:
+    """mixbo's installed version: ``pyproject.toml``'s ``version``, the one place it is written."""
+    try:
+        return importlib.metadata.version("mixbo")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that is not installed
+        return "(not installed: no version)"
 
 
 def _available_cores() -> int:

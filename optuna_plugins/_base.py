@@ -385,10 +385,11 @@ def _observations(
         if t.state == TrialState.RUNNING
         if (p := _pending_params(t, search_space)) is not None
     ]
-    maximize: bool | list[bool] = [d == StudyDirection.MAXIMIZE for d in study.directions]
-    if len(maximize) == 1:  # a single objective: its values as numbers
+    directions = [d == StudyDirection.MAXIMIZE for d in study.directions]
+    maximize: bool | list[bool] = directions
+    if len(directions) == 1:  # a single objective: its values as numbers
         values = [t.value if t.state == TrialState.COMPLETE else None for t in finished]
-        maximize = maximize[0]
+        maximize = directions[0]
     else:  # one value per objective (:mod:`common.acquisition.scalarization`)
         values = [t.values if t.state == TrialState.COMPLETE else None for t in finished]
     return Observations(

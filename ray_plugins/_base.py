@@ -17,7 +17,8 @@ Several objectives (``metric=[...]``, ``mode=[...]``, as Ray's ``OptunaSearch`` 
 modelled as under Optuna: each suggestion scalarises them with its own random weights
 (:mod:`common.acquisition.scalarization`). A scheduler needs a single metric, so such a searcher
 runs with FIFO scheduling; a trial stopped early is not modelled (there is no curve per objective
-to impute its values from).
+to impute its values from). Under any other scheduler its first suggestion raises, before a trial
+starts (:func:`_check_scheduler`).
 """
 
 from __future__ import annotations
@@ -25,12 +26,16 @@ from __future__ import annotations
 import logging
 import math
 import numbers
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import FrameType
 from typing import Any
 
 from ray import cloudpickle
+from ray.tune.execution.tune_controller import TuneController
 from ray.tune.result import DEFAULT_METRIC
+from ray.tune.schedulers import FIFOScheduler
 from ray.tune.search import UNDEFINED_METRIC_MODE, UNDEFINED_SEARCH_SPACE, Searcher
 
 from common.batch.busy import BusyPolicy
@@ -229,6 +234,8 @@ class MixedBOSearch(Searcher):
     # ------------------------------------------------------------------ Tune API
     def suggest(self, trial_id: str) -> dict | str | None:
         self._check_ready()
+        if isinstance(self._metric, list):
+            _check_scheduler(type(self).__name__, self._metric)
         space = self._space
         assert space is not None
         known = self._trials.get(trial_id)
@@ -439,6 +446,30 @@ class MixedBOSearch(Searcher):
             )
             return None
         return value
+
+
+def _check_scheduler(searcher: str, metrics: list[str]) -> None:
+    """Raise if the Tune run asking for a suggestion has a scheduler other than FIFO: Tune's
+    schedulers stop, pause or mutate trials by one metric, which several metrics do not give.
+
+    Tune hands a searcher no reference to its scheduler, so the run's ``TuneController`` is found
+    on the call stack (it asks its search algorithm for each new trial); outside a Tune run (a
+    searcher driven by hand) there is nothing to check.
+    """
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and not isinstance(frame.f_locals.get("self"), TuneController):
+        frame = frame.f_back
+    if frame is None:
+        return
+    scheduler = frame.f_locals["self"].scheduler_alg
+    if type(scheduler) is FIFOScheduler:  # ASHA, HyperBand, PBT, ... subclass it
+        return
+    raise ValueError(
+        f"{searcher} with several metrics {metrics} runs with FIFO scheduling only, but this "
+        f"Tune run has a {type(scheduler).__name__}, which decides by one metric. Leave "
+        "TuneConfig's scheduler out (Tune's default is FIFO), or search on one metric (for "
+        "instance one you report that combines them) to use this scheduler."
+    )
 
 
 def same_space(a: TuneSpace, b: TuneSpace) -> bool:

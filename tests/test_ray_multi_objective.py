@@ -12,6 +12,7 @@ import pytest
 pytest.importorskip("ray.tune")
 
 from ray import tune  # noqa: E402
+from ray.tune.schedulers import ASHAScheduler, FIFOScheduler  # noqa: E402
 
 from ray_plugins import BOFMSearch, CasmopolitanSearch, CoCaBOSearch, MixboSearch  # noqa: E402
 
@@ -157,36 +158,60 @@ def test_evaluated_points_take_one_value_per_metric() -> None:
         searcher.add_evaluated_point(points[0], 1.0)
 
 
-def test_tuner_fit_with_several_metrics(tmp_path, monkeypatch) -> None:
-    """A real Tune run: the metrics and modes on the searcher, FIFO scheduling."""
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local Ray for this module's real Tune runs (starting one takes seconds)."""
     ray = pytest.importorskip("ray")
-    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
-    start = time.perf_counter()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        searcher = MixboSearch(metric=["cost", "gain"], mode=["min", "max"], seed=0)
-        searcher._engine.n_startup_trials = 3
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        try:
+            yield
+        finally:
+            ray.shutdown()
 
-        def trainable(config):  # defined here: Tune's workers cannot import this test module
-            penalty = {"a": 0.0, "b": 0.4, "c": 0.8}[config["c"]]
-            return {"cost": config["x"] + penalty, "gain": config["y"] - penalty}
 
-        tuner = tune.Tuner(
-            trainable,
-            param_space=SPACE,
-            tune_config=tune.TuneConfig(
-                num_samples=8, search_alg=searcher, max_concurrent_trials=2, reuse_actors=True
-            ),
-            run_config=tune.RunConfig(storage_path=str(tmp_path), name="mixbo_mo", verbose=0),
-        )
-        results = tuner.fit()
-    finally:
-        ray.shutdown()
-    print(
-        f"multi-objective Tuner.fit with ray.init/shutdown took {time.perf_counter() - start:.1f} s"
+def tuner(searcher, scheduler, path, n: int) -> tune.Tuner:
+    """A Tuner of ``n`` trials of a two-metric toy, two at a time."""
+
+    def trainable(config):  # defined here: Tune's workers cannot import this test module
+        penalty = {"a": 0.0, "b": 0.4, "c": 0.8}[config["c"]]
+        return {"cost": config["x"] + penalty, "gain": config["y"] - penalty}
+
+    return tune.Tuner(
+        trainable,
+        param_space=SPACE,
+        tune_config=tune.TuneConfig(
+            num_samples=n,
+            search_alg=searcher,
+            scheduler=scheduler,
+            max_concurrent_trials=2,
+            reuse_actors=True,
+        ),
+        run_config=tune.RunConfig(storage_path=str(path), name="mixbo_mo", verbose=0),
     )
+
+
+def test_tuner_fit_with_several_metrics(local_ray, tmp_path) -> None:
+    """A real Tune run: the metrics and modes on the searcher, FIFO scheduling."""
+    start = time.perf_counter()
+    searcher = MixboSearch(metric=["cost", "gain"], mode=["min", "max"], seed=0)
+    searcher._engine.n_startup_trials = 3
+    results = tuner(searcher, FIFOScheduler(), tmp_path, 8).fit()
+    print(f"multi-objective Tuner.fit took {time.perf_counter() - start:.1f} s")
     assert len(results) == 8 and not results.errors
     history = searcher.history()
     assert len(history) == 8 and history.n_objectives == 2
     reported = sorted((r.metrics["cost"], -r.metrics["gain"]) for r in results)  # gain flipped
     assert sorted(map(tuple, history.objectives.tolist())) == reported
+
+
+def test_several_metrics_under_a_scheduler_raise_before_any_trial(local_ray, tmp_path) -> None:
+    """ASHA stops trials by one metric: the run fails at once, saying what to do instead."""
+    searcher = MixboSearch(metric=["cost", "gain"], mode=["min", "max"], seed=0)
+    scheduler = ASHAScheduler(metric="cost", mode="min", max_t=4, grace_period=1)
+    with pytest.raises(ValueError, match="FIFO scheduling only") as raised:
+        tuner(searcher, scheduler, tmp_path, 4).fit()
+    assert "AsyncHyperBandScheduler" in str(raised.value)  # what ASHAScheduler is
+    assert "Leave TuneConfig's scheduler out" in str(raised.value)
+    assert searcher._trials == {}  # not one configuration was handed out

@@ -27,8 +27,8 @@ def test_a_readme_block_runs_as_pasted(code: str, run_as_user) -> None:
 
 
 def test_the_readme_stays_a_page_for_users() -> None:
-    """At most 250 lines and no commit hashes: measurements live in the generated pages."""
+    """At most 270 lines and no commit hashes: measurements live in the generated pages."""
     text = README.read_text()
-    assert len(text.splitlines()) <= 250
+    assert len(text.splitlines()) <= 270
     hashes = [h for h in re.findall(r"\b[0-9a-f]{7,40}\b", text) if re.search(r"[a-f]", h)]
     assert not [h for h in hashes if re.search(r"\d", h)], hashes

@@ -159,7 +159,7 @@ def evaluate(acqf: AcquisitionFunction, X: np.ndarray) -> np.ndarray:
 
 
 def value_and_gradient(
-    acqf: AcquisitionFunction, X: np.ndarray, cols: Sequence[int]
+    acqf: AcquisitionFunction, X: np.ndarray, cols: Sequence[int] | np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Acquisition values of the rows of ``X`` and each row's gradient in its columns ``cols``
     (``(m, len(cols))``): by the acquisition's own numpy pass where it has one

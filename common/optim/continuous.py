@@ -23,7 +23,7 @@ FAILED_ASCENT = 1e300  # the loss where an acquisition is not finite: the line s
 def ascend(
     acqf: AcquisitionFunction,
     starts: np.ndarray,
-    cols: Sequence[int],
+    cols: Sequence[int] | np.ndarray,
     lower: np.ndarray,
     upper: np.ndarray,
     maxiter: int,

@@ -138,14 +138,20 @@ class MixedSpace:
         lo, hi, log, step, is_int = [], [], [], [], []
         for p in self.modelled:
             if isinstance(p, Categorical):
-                lo.append(0.0), hi.append(1.0), log.append(False), step.append(0.0)
+                lo.append(0.0)
+                hi.append(1.0)
+                log.append(False)
+                step.append(0.0)
                 is_int.append(False)
                 continue
             grid = p.step if (isinstance(p, Integer) or p.step is not None) else 0.0
             low, high = float(p.low), float(p.high)
             if grid:
                 high = low + grid * math.floor((high - low) / grid + 1e-9)
-            lo.append(low), hi.append(high), log.append(p.log), step.append(float(grid))
+            lo.append(low)
+            hi.append(high)
+            log.append(p.log)
+            step.append(float(grid))
             is_int.append(isinstance(p, Integer))
         self._low = np.asarray(lo, dtype=float)
         self._high = np.asarray(hi, dtype=float)
