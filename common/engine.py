@@ -33,7 +33,6 @@ Optuna and Ray Tune alike:
 - the fallback: a strategy that raises gives a random free configuration and one warning per cause;
 - the fits a new worker starts from: a strategy without fits of its own adopts the latest ones
   stored with the study (:mod:`common.models.warm_store`);
-- the memory of the models a suggestion discards, collected by bytes (:mod:`common.reclaim`);
 - the timing of each suggestion.
 """
 
@@ -55,7 +54,6 @@ from common.acquisition.scalarization import scalarize, single_objective
 from common.batch.busy import BusyPolicy
 from common.log import Reporter, reporting_to
 from common.methods.options import MethodOptions
-from common.reclaim import after_model_suggestion
 from common.runtime import single_thread
 from common.space.conditioning import conditioned
 from common.space.configset import ConfigSet
@@ -406,7 +404,6 @@ class SuggestionEngine:
         else:
             modelled = single_objective(history, rng)  # one scalarisation per suggestion
             config, source = self._model_suggestion(space, modelled, rng, study_fits), "model"
-            after_model_suggestion(len(history))
             if config is None:
                 config, source = self.random_free(space, taken, rng), "fallback"
             elif config in taken:
