@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import optuna
@@ -106,10 +107,9 @@ def _config(trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> di
     return {name: trial.params[name] for name in search_space if name in trial.params}
 
 
-def _constraint_rows(trials: Sequence[FrozenTrial]) -> list[list[float]] | None:
-    """Each trial's constraint values by constraint name (NaN where a trial lacks one), or
+def _constraint_rows(values: Sequence[dict[str, float]]) -> list[list[float]] | None:
+    """Each trial's constraint ``values`` by constraint name (NaN where a trial lacks one), or
     ``None`` when no trial has any."""
-    values = [t.constraints for t in trials]
     names = sorted({name for v in values for name in v})
     if not names:
         return None
@@ -159,6 +159,58 @@ def _same(a: BaseDistribution, b: BaseDistribution) -> bool:
     categorical choices one by one (NaN-aware), repeated for every trial on every ask, grows
     into a noticeable share of a long study's asks."""
     return (type(a) is type(b) and a.__dict__ == b.__dict__) or a == b
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What a finished trial contributes to the observations over one search space: its
+    configuration (``None``: it lies outside the space, :func:`fits_space`), its values (``None``
+    unless it completed), its constraint values, its learning curve and whether it was pruned."""
+
+    config: dict[str, Any] | None
+    values: list[float] | None
+    constraints: dict[str, float]
+    curve: dict[int, float]
+    pruned: bool
+
+    @classmethod
+    def of(cls, trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> Finished:
+        return cls(
+            _config(trial, search_space) if fits_space(trial, search_space) else None,
+            trial.values if trial.state == TrialState.COMPLETE else None,
+            trial.constraints,
+            trial.intermediate_values,
+            trial.state == TrialState.PRUNED,
+        )
+
+
+class FinishedTrials:
+    """Each finished trial's :class:`Finished` over one search space, read once per trial: a
+    finished trial never changes, so a long study's ask costs a lookup per trial instead of
+    reading its parameters, distributions and attributes again. A new search space starts
+    afresh; a trial is known by identity (the storages hand out the same finished
+    ``FrozenTrial``; another object is read anew)."""
+
+    def __init__(self) -> None:
+        # the search space, and each trial read over it by id (the trial itself is held, so
+        # its id is not reused), replaced together (threads may ask at once)
+        self._known: tuple[dict, dict[int, tuple[FrozenTrial, Finished]]] = ({}, {})
+
+    def rows(
+        self, trials: Sequence[FrozenTrial], search_space: dict[str, BaseDistribution]
+    ) -> list[Finished]:
+        """The finished ``trials``' contributions over ``search_space``."""
+        space, known = self._known
+        if space != search_space:
+            known = {}
+            self._known = (dict(search_space), known)
+        rows = []
+        for t in trials:
+            row = known.get(id(t))
+            if row is None or row[0] is not t:
+                row = known[id(t)] = (t, Finished.of(t, search_space))
+            rows.append(row[1])
+        return rows
 
 
 class MixedBOSampler(BaseSampler):
@@ -224,6 +276,12 @@ class MixedBOSampler(BaseSampler):
         if constraints_func is not None and not callable(constraints_func):
             raise ValueError(f"constraints_func must be callable, got {constraints_func!r}.")
         self._constraints_func = constraints_func
+        self._finished = FinishedTrials()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_finished"] = FinishedTrials()  # a copy reads the trials anew
+        return state
 
     @property
     def _strategy(self):
@@ -262,7 +320,7 @@ class MixedBOSampler(BaseSampler):
 
         suggestion = self._engine.suggest(
             to_mixed_space(search_space),
-            _observations(study, others, search_space),
+            _observations(study, others, search_space, self._finished),
             trial_index=trial.number,
             n_issued=len(others),  # every other completed, pruned or running trial
             design=self._design_by_engine,  # else the user's independent sampler makes it
@@ -370,15 +428,18 @@ class MixedBOSampler(BaseSampler):
 
 
 def _observations(
-    study: Study, others: Sequence[FrozenTrial], search_space: dict[str, BaseDistribution]
+    study: Study,
+    others: Sequence[FrozenTrial],
+    search_space: dict[str, BaseDistribution],
+    known: FinishedTrials | None = None,
 ) -> Observations:
     """The ``others`` trials over ``search_space``: the finished ones (pruned with their
     intermediate values) as observations, the running ones' parameters as pending; trials
-    outside the space's current ranges are left out (:func:`fits_space`)."""
-    finished = sorted(
-        (t for t in others if t.state != TrialState.RUNNING and fits_space(t, search_space)),
-        key=lambda t: t.number,
-    )
+    outside the space's current ranges are left out (:func:`fits_space`). ``known``: the
+    finished trials read on earlier asks."""
+    done = sorted((t for t in others if t.state != TrialState.RUNNING), key=lambda t: t.number)
+    rows = (known or FinishedTrials()).rows(done, search_space)
+    finished = [r for r in rows if r.config is not None]
     pending = [
         p
         for t in others
@@ -386,19 +447,19 @@ def _observations(
         if (p := _pending_params(t, search_space)) is not None
     ]
     maximize: bool | list[bool] = [d == StudyDirection.MAXIMIZE for d in study.directions]
+    values: list = [r.values for r in finished]
     if len(maximize) == 1:  # a single objective: its values as numbers
-        values = [t.value if t.state == TrialState.COMPLETE else None for t in finished]
+        values = [None if v is None else v[0] for v in values]
         maximize = maximize[0]
-    else:  # one value per objective (:mod:`common.acquisition.scalarization`)
-        values = [t.values if t.state == TrialState.COMPLETE else None for t in finished]
+    # else one value per objective (:mod:`common.acquisition.scalarization`)
     return Observations(
-        [_config(t, search_space) for t in finished],
+        [r.config for r in finished],
         values,
         pending,
         maximize=maximize,
-        constraints=_constraint_rows(finished),
-        curves=[t.intermediate_values for t in finished],
-        pruned=[t.state == TrialState.PRUNED for t in finished],
+        constraints=_constraint_rows([r.constraints for r in finished]),
+        curves=[r.curve for r in finished],
+        pruned=[r.pruned for r in finished],
     )
 
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 from optuna.trial import TrialState
 
-from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
+from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler, _base
 
 SAMPLERS = {
     "cocabo": CoCaBOSampler,
@@ -305,3 +305,23 @@ def test_a_shadowing_common_module_gives_a_clear_error(tmp_path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "IMPORT-ERROR" in out.stdout and "shadows" not in out.stderr
     assert "mixbo's `common` package" in out.stdout
+
+
+def test_each_finished_trial_is_read_once_and_read_anew_in_a_new_space(monkeypatch) -> None:
+    reads: list[int] = []
+    of = _base.Finished.of
+    read = lambda t, space: reads.append(t.number) or of(t, space)  # noqa: E731
+    monkeypatch.setattr(_base.Finished, "of", read)
+    study = optuna.create_study(sampler=CoCaBOSampler(seed=0, n_startup_trials=3))
+    study.optimize(objective, n_trials=8)
+    assert reads == list(range(7))  # from the first model ask on, each trial read once
+    sampler = study.sampler
+    trials = study.get_trials(deepcopy=False)
+    space = sampler.infer_relative_search_space(study, trials[-1])
+    cached = _base._observations(study, trials, space, sampler._finished)
+    assert cached == _base._observations(study, trials, space)  # as read afresh
+    reads.clear()
+    narrower = {**space, "x": optuna.distributions.FloatDistribution(-1, 1)}
+    outside = [t.number for t in trials if not -1 <= t.params["x"] <= 1]
+    seen = _base._observations(study, trials, narrower, sampler._finished)
+    assert len(reads) == len(trials) and len(seen.configs) == len(trials) - len(outside)
