@@ -42,6 +42,7 @@ import dataclasses
 import logging
 import math
 import numbers
+import operator
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -57,6 +58,7 @@ from common.methods.options import MethodOptions
 from common.runtime import single_thread
 from common.space.conditioning import conditioned
 from common.space.configset import ConfigSet
+from common.space.grown import GrownRows, encoding_key
 from common.space.history import History
 from common.space.mixed_space import MixedSpace
 from common.space.pruned import (
@@ -163,6 +165,9 @@ class SuggestionEngine:
         self.reporter = Reporter(logger)
         self._strategy: Strategy | None = None
         self._lock = threading.Lock()
+        self._observed = GrownRows()  # the observed configurations' rows, for the taken ones
+        # the last configurations that needed no conditions, with their space's encoding key
+        self._unconditioned: tuple[tuple, tuple[Mapping[str, Any], ...]] | None = None
 
     @classmethod
     def for_adapter(
@@ -346,9 +351,13 @@ class SuggestionEngine:
         n_stopped = sum(bool(p) for p in observations.pruned or ())  # modelled or not
         if not design and not self._design_done(history, n_issued, n_stopped):
             return None
-        space = conditioned(space, history.configs)  # "the same configuration" per branch
+        space = self._conditioned(space, history.configs)  # "the same configuration" per branch
         taken = ConfigSet(space)
-        taken.add_configs((*observations.configs, *history.pending))
+        try:  # the observed configurations, encoded once each (:mod:`common.space.grown`)
+            taken.add(self._observed.encode(space, observations.configs))
+        except (KeyError, ValueError, TypeError):  # another space's among them: skipped
+            taken.add_configs(observations.configs)
+        taken.add_configs(history.pending)
         claimed: list[Mapping[str, Any]] = []  # configurations other workers took meanwhile
         for attempt in range(MAX_CLAIMS if claim is not None else 1):
             suggestion = self._suggest_once(
@@ -379,6 +388,21 @@ class SuggestionEngine:
             cause="claims lost",
         )
         return suggestion
+
+    def _conditioned(self, space: MixedSpace, configs: Sequence[Mapping[str, Any]]) -> MixedSpace:
+        """:func:`common.space.conditioning.conditioned`: where the last call's configurations
+        (the same objects) needed no conditions on a space of the same encoding, only the new
+        ones are checked."""
+        key, last = encoding_key(space), self._unconditioned
+        configs = tuple(configs)
+        n = len(last[1]) if last is not None and last[0] == key else -1
+        if 0 <= n <= len(configs) and all(map(operator.is_, last[1], configs)):
+            if conditioned(space, configs[n:]) is space:
+                self._unconditioned = (key, configs)
+                return space
+        found = conditioned(space, configs)
+        self._unconditioned = (key, configs) if found is space else None
+        return found
 
     def _suggest_once(
         self,
@@ -512,6 +536,7 @@ class SuggestionEngine:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         del state["_lock"]
+        state["_unconditioned"] = None  # a copy checks the configurations anew
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

@@ -80,6 +80,7 @@ from common.optim.local_search import (
     sample_in_region,
 )
 from common.space.configset import ConfigSet
+from common.space.grown import GrownRows, encoding_key
 from common.space.history import History
 from common.space.mixed_space import MixedSpace
 
@@ -97,12 +98,13 @@ class Casmopolitan(Strategy):
 
     # the last trust-region state, with the configuration and values it was replayed from
     _replayed: tuple[TrustRegionConfig, np.ndarray, TrustRegionState] | None = None
-    # the last polish replay, with the space, values and rows it was replayed from
-    _polished: tuple[MixedSpace, np.ndarray, np.ndarray, PolishTrace] | None = None
+    # the last polish replay, with the space's encoding key, values and rows it was replayed from
+    _polished: tuple[tuple, np.ndarray, np.ndarray, PolishTrace] | None = None
 
     def __init__(self, options: CasmopolitanOptions, busy: BusyPolicy = BusyPolicy()) -> None:
         super().__init__(busy)
         self.options = options
+        self._rows = GrownRows()
 
     def polish(self, space: MixedSpace, history: History, X: np.ndarray | None = None) -> Polish:
         """The incumbent's polish after ``history`` (:mod:`common.methods.casmopolitan.polish`;
@@ -114,7 +116,7 @@ class Casmopolitan(Strategy):
             return replay_polish(values, False)
         X = space.encode(history.configs) if X is None else X
         trace, last = START, self._polished
-        if last is not None and last[0] == space and len(last[1]) <= len(values):
+        if last is not None and last[0] == encoding_key(space) and len(last[1]) <= len(values):
             n = len(last[1])  # the same study grown: continue over its new observations only
             if np.array_equal(last[1], values[:n]) and np.array_equal(last[2], X[:n], True):
                 trace = last[3]
@@ -123,7 +125,7 @@ class Casmopolitan(Strategy):
         kept = [j for j in range(X.shape[1]) if j not in floats]  # a step keeps these columns
         keys = [tuple(row) for row in new[:, kept].tolist()] if kept else None
         trace = extend_polish(trace, values, keys, movable_rows(space, new))
-        self._polished = (space, np.array(values), np.array(X), trace)
+        self._polished = (encoding_key(space), np.array(values), np.array(X), trace)
         return trace.polish
 
     def trust_region_state(
@@ -161,7 +163,7 @@ class Casmopolitan(Strategy):
     ) -> list[dict[str, Any]]:
         if len(history) == 0 or space.dim == 0:
             return random_configs(space, n, rng)
-        X = space.encode(history.configs)
+        X = self._rows.encode(space, history.configs)  # the new observations' rows only
         y = effective_values(history)  # trust regions and restarts: feasible trials first
         cat, cont = list(space.cat_dims), list(space.cont_dims)
         polish = self.polish(space, history, X)
