@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import optuna
 from optuna.distributions import BaseDistribution
@@ -129,6 +130,35 @@ def union_search_space(trials: Sequence[FrozenTrial]) -> dict[str, BaseDistribut
     return {name: latest[name] for name in sorted(latest) if not latest[name].single()}
 
 
+class UnionSearchSpace:
+    """:func:`union_search_space`, continued: the latest distributions over the leading
+    finished trials are kept, and where the next call's trials begin with them (the same
+    objects, in the same order) only the trials after them are read."""
+
+    def __init__(self) -> None:
+        # the leading finished trials of the last call and their latest distributions
+        self._last: tuple[tuple[FrozenTrial, ...], dict[str, BaseDistribution]] = ((), {})
+
+    def of(self, trials: Sequence[FrozenTrial]) -> dict[str, BaseDistribution]:
+        """:func:`union_search_space` of ``trials``."""
+        trials = sorted(trials, key=lambda t: t.number)
+        done, latest = self._last
+        n = len(done)
+        if not (n <= len(trials) and all(map(operator.is_, done, trials))):
+            n, latest = 0, {}
+        settled = n  # the leading finished trials end here
+        while settled < len(trials) and trials[settled].state != TrialState.RUNNING:
+            settled += 1
+        latest = dict(latest)
+        for t in trials[n:settled]:
+            latest.update(t.distributions)
+        self._last = (tuple(trials[:settled]), latest)
+        latest = dict(latest)
+        for t in trials[settled:]:
+            latest.update(t.distributions)
+        return {name: latest[name] for name in sorted(latest) if not latest[name].single()}
+
+
 def value_fits(dist: BaseDistribution, value: Any) -> bool:
     """Whether ``value`` is one of ``dist``'s values (inside its range, on its grid, one of its
     choices), as Optuna decides when it takes a relative parameter."""
@@ -184,33 +214,75 @@ class Finished:
         )
 
 
+class Columns(NamedTuple):
+    """The finished trials inside the search space, as the engine's :class:`Observations` take
+    them: their configurations, values (a number each in a single-objective study, else a list),
+    constraint values, learning curves and whether each was pruned."""
+
+    configs: tuple[dict[str, Any], ...] = ()
+    values: tuple[Any, ...] = ()
+    constraints: tuple[dict[str, float], ...] = ()
+    curves: tuple[dict[int, float], ...] = ()
+    pruned: tuple[bool, ...] = ()
+
+    @classmethod
+    def of(cls, rows: Sequence[Finished], single: bool) -> Columns:
+        """The columns of the ``rows`` inside the search space (``single``: one objective)."""
+        rows = [r for r in rows if r.config is not None]
+        values = (r.values for r in rows)
+        return cls(
+            tuple(r.config for r in rows),
+            tuple(None if v is None else v[0] for v in values) if single else tuple(values),
+            tuple(r.constraints for r in rows),
+            tuple(r.curve for r in rows),
+            tuple(r.pruned for r in rows),
+        )
+
+    def extended(self, other: Columns) -> Columns:
+        """These columns followed by ``other``'s."""
+        return Columns(*(a + b for a, b in zip(self, other, strict=True)))
+
+
 class FinishedTrials:
     """Each finished trial's :class:`Finished` over one search space, read once per trial: a
-    finished trial never changes, so a long study's ask costs a lookup per trial instead of
-    reading its parameters, distributions and attributes again. A new search space starts
-    afresh; a trial is known by identity (the storages hand out the same finished
-    ``FrozenTrial``; another object is read anew)."""
+    finished trial never changes, so a long study's ask does not read every trial's parameters,
+    distributions and attributes again. Where the finished trials begin with the last ask's
+    (the same objects: the storages hand out the same finished ``FrozenTrial``), their
+    :class:`Columns` are the last ask's extended by the new trials'; otherwise (a running trial
+    finished before newer ones, another object) each trial is looked up by identity, and one
+    not read before is read. A new search space starts afresh."""
 
     def __init__(self) -> None:
-        # the search space, and each trial read over it by id (the trial itself is held, so
-        # its id is not reused), replaced together (threads may ask at once)
-        self._known: tuple[dict, dict[int, tuple[FrozenTrial, Finished]]] = ({}, {})
+        # the search space and, over it, each trial by id (the trial itself is held, so its id
+        # is not reused), the last ask's trials and their columns; replaced together (threads
+        # may ask at once)
+        self._known: tuple[dict, dict[int, tuple[FrozenTrial, Finished]], tuple, Columns, bool]
+        self._known = ({}, {}, (), Columns(), True)
 
-    def rows(
-        self, trials: Sequence[FrozenTrial], search_space: dict[str, BaseDistribution]
-    ) -> list[Finished]:
-        """The finished ``trials``' contributions over ``search_space``."""
-        space, known = self._known
-        if space != search_space:
-            known = {}
-            self._known = (dict(search_space), known)
+    def columns(
+        self,
+        trials: Sequence[FrozenTrial],
+        search_space: dict[str, BaseDistribution],
+        single: bool = True,
+    ) -> Columns:
+        """The columns of the finished ``trials`` (in number order) inside ``search_space``
+        (``single``: a single-objective study's)."""
+        space, known, last, columns, was_single = self._known
+        trials = tuple(trials)
+        if space != search_space or was_single != single:
+            space, known, last, columns = dict(search_space), {}, (), Columns()
+        n = len(last)
+        if not (n <= len(trials) and all(map(operator.is_, last, trials))):
+            n, columns = 0, Columns()
         rows = []
-        for t in trials:
+        for t in trials[n:]:
             row = known.get(id(t))
             if row is None or row[0] is not t:
                 row = known[id(t)] = (t, Finished.of(t, search_space))
             rows.append(row[1])
-        return rows
+        columns = columns.extended(Columns.of(rows, single))
+        self._known = (space, known, trials, columns, single)
+        return columns
 
 
 class MixedBOSampler(BaseSampler):
@@ -277,10 +349,12 @@ class MixedBOSampler(BaseSampler):
             raise ValueError(f"constraints_func must be callable, got {constraints_func!r}.")
         self._constraints_func = constraints_func
         self._finished = FinishedTrials()
+        self._union = UnionSearchSpace()
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_finished"] = FinishedTrials()  # a copy reads the trials anew
+        state["_union"] = UnionSearchSpace()
         return state
 
     @property
@@ -299,7 +373,7 @@ class MixedBOSampler(BaseSampler):
         """The union of the parameters of the study's completed and running trials, each with its
         latest distribution (a conditional parameter included: the model knows which trials use
         it)."""
-        return union_search_space(study.get_trials(deepcopy=False, states=_STATES))
+        return self._union.of(study.get_trials(deepcopy=False, states=_STATES))
 
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
@@ -308,7 +382,7 @@ class MixedBOSampler(BaseSampler):
             return {}
         trials = study.get_trials(deepcopy=False, states=_STATES)
         others = [t for t in trials if t.number != trial.number]
-        finished = {t.number for t in others if t.state != TrialState.RUNNING}
+        finished = {id(t) for t in others if t.state != TrialState.RUNNING}
 
         def claim(suggestion: Suggestion) -> list[dict[str, Any]]:
             """Store the suggestion with the trial; the configurations other trials have taken."""
@@ -339,7 +413,8 @@ class MixedBOSampler(BaseSampler):
         finished: set[int],
     ) -> list[dict[str, Any]]:
         """The parameters other trials have taken (completed, or running and known), read after
-        ours; the ``finished`` trials, already among the engine's observations, are skipped.
+        ours; the ``finished`` trials (their ids), already among the engine's observations, are
+        skipped.
 
         Two workers that sample at the same moment do not see each other's trial as busy (and the
         model, fitted to the same data, can put both at the same bound). Each re-reads the storage
@@ -350,7 +425,7 @@ class MixedBOSampler(BaseSampler):
         """
         taken = []
         for t in study.get_trials(deepcopy=False, states=_STATES):
-            if t.number == trial.number or t.number in finished:
+            if id(t) in finished or t.number == trial.number:
                 continue
             if not fits_space(t, search_space):
                 params = None
@@ -438,28 +513,23 @@ def _observations(
     outside the space's current ranges are left out (:func:`fits_space`). ``known``: the
     finished trials read on earlier asks."""
     done = sorted((t for t in others if t.state != TrialState.RUNNING), key=lambda t: t.number)
-    rows = (known or FinishedTrials()).rows(done, search_space)
-    finished = [r for r in rows if r.config is not None]
+    maximize: bool | list[bool] = [d == StudyDirection.MAXIMIZE for d in study.directions]
+    single = len(maximize) == 1  # a single objective: its values as numbers
+    finished = (known or FinishedTrials()).columns(done, search_space, single)
     pending = [
         p
         for t in others
         if t.state == TrialState.RUNNING
         if (p := _pending_params(t, search_space)) is not None
     ]
-    maximize: bool | list[bool] = [d == StudyDirection.MAXIMIZE for d in study.directions]
-    values: list = [r.values for r in finished]
-    if len(maximize) == 1:  # a single objective: its values as numbers
-        values = [None if v is None else v[0] for v in values]
-        maximize = maximize[0]
-    # else one value per objective (:mod:`common.acquisition.scalarization`)
     return Observations(
-        [r.config for r in finished],
-        values,
+        finished.configs,
+        finished.values,  # else one per objective (:mod:`common.acquisition.scalarization`)
         pending,
-        maximize=maximize,
-        constraints=_constraint_rows([r.constraints for r in finished]),
-        curves=[r.curve for r in finished],
-        pruned=[r.pruned for r in finished],
+        maximize=maximize[0] if single else maximize,
+        constraints=_constraint_rows(finished.constraints),
+        curves=finished.curves,
+        pruned=finished.pruned,
     )
 
 

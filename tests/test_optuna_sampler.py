@@ -325,3 +325,29 @@ def test_each_finished_trial_is_read_once_and_read_anew_in_a_new_space(monkeypat
     outside = [t.number for t in trials if not -1 <= t.params["x"] <= 1]
     seen = _base._observations(study, trials, narrower, sampler._finished)
     assert len(reads) == len(trials) and len(seen.configs) == len(trials) - len(outside)
+
+
+def test_the_union_search_space_continues_from_the_last_call() -> None:
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    union = _base.UnionSearchSpace()
+
+    def check() -> None:
+        trials = study.get_trials(deepcopy=False, states=_base._STATES)
+        assert union.of(trials) == _base.union_search_space(trials)
+
+    for n in range(6):
+        running = study.ask()
+        running.suggest_float("x", -1, 1 + (n >= 3))  # the range changes at the fourth trial
+        if n % 2:
+            running.suggest_int("k", 0, n)  # a conditional parameter
+        check()  # with a running trial last
+        study.tell(running, float(n))
+        check()
+    early = study.ask()
+    early.suggest_float("x", -1, 5)
+    late = study.ask()
+    late.suggest_float("x", -1, 3)
+    study.tell(late, 0.0)
+    check()  # a running trial before a finished one
+    study.tell(early, 0.0)
+    check()
