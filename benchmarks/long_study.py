@@ -127,7 +127,7 @@ def main() -> None:
         os.makedirs(args.out, exist_ok=True)
         threads = os.environ.get("OMP_NUM_THREADS", "unset")
         command = f"OMP_NUM_THREADS={threads} python " + " ".join(sys.argv)
-        provenance.write(args.out, provenance.collect(command, jobs=1))
+        provenance.write(args.out, provenance.collect(command, jobs=max(args.jobs, 1)))
     print(f"{args.problem}, seed {args.seed}: the {WINDOW} asks before each checkpoint, seconds")
     print("| sampler | trials | median ask | slowest ask | peak MiB | study s |")
     print("|---|---|---|---|---|---|")
