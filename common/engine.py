@@ -33,7 +33,6 @@ Optuna and Ray Tune alike:
 - the fallback: a strategy that raises gives a random free configuration and one warning per cause;
 - the fits a new worker starts from: a strategy without fits of its own adopts the latest ones
   stored with the study (:mod:`common.models.warm_store`);
-- the memory of the models a suggestion discards, collected by bytes (:mod:`common.reclaim`);
 - the timing of each suggestion.
 """
 
@@ -43,6 +42,7 @@ import dataclasses
 import logging
 import math
 import numbers
+import operator
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -55,10 +55,10 @@ from common.acquisition.scalarization import scalarize, single_objective
 from common.batch.busy import BusyPolicy
 from common.log import Reporter, reporting_to
 from common.methods.options import MethodOptions
-from common.reclaim import after_model_suggestion
 from common.runtime import single_thread
 from common.space.conditioning import conditioned
 from common.space.configset import ConfigSet
+from common.space.grown import GrownRows, encoding_key
 from common.space.history import History
 from common.space.mixed_space import MixedSpace
 from common.space.pruned import (
@@ -165,6 +165,9 @@ class SuggestionEngine:
         self.reporter = Reporter(logger)
         self._strategy: Strategy | None = None
         self._lock = threading.Lock()
+        self._observed = GrownRows()  # the observed configurations' rows, for the taken ones
+        # the last configurations that needed no conditions, with their space's encoding key
+        self._unconditioned: tuple[tuple, tuple[Mapping[str, Any], ...]] | None = None
 
     @classmethod
     def for_adapter(
@@ -348,9 +351,13 @@ class SuggestionEngine:
         n_stopped = sum(bool(p) for p in observations.pruned or ())  # modelled or not
         if not design and not self._design_done(history, n_issued, n_stopped):
             return None
-        space = conditioned(space, history.configs)  # "the same configuration" per branch
+        space = self._conditioned(space, history.configs)  # "the same configuration" per branch
         taken = ConfigSet(space)
-        taken.add_configs((*observations.configs, *history.pending))
+        try:  # the observed configurations, encoded once each (:mod:`common.space.grown`)
+            taken.add(self._observed.encode(space, observations.configs))
+        except (KeyError, ValueError, TypeError):  # another space's among them: skipped
+            taken.add_configs(observations.configs)
+        taken.add_configs(history.pending)
         claimed: list[Mapping[str, Any]] = []  # configurations other workers took meanwhile
         for attempt in range(MAX_CLAIMS if claim is not None else 1):
             suggestion = self._suggest_once(
@@ -382,6 +389,21 @@ class SuggestionEngine:
         )
         return suggestion
 
+    def _conditioned(self, space: MixedSpace, configs: Sequence[Mapping[str, Any]]) -> MixedSpace:
+        """:func:`common.space.conditioning.conditioned`: where the last call's configurations
+        (the same objects) needed no conditions on a space of the same encoding, only the new
+        ones are checked."""
+        key, last = encoding_key(space), self._unconditioned
+        configs = tuple(configs)
+        n = len(last[1]) if last is not None and last[0] == key else -1
+        if 0 <= n <= len(configs) and all(map(operator.is_, last[1], configs)):
+            if conditioned(space, configs[n:]) is space:
+                self._unconditioned = (key, configs)
+                return space
+        found = conditioned(space, configs)
+        self._unconditioned = (key, configs) if found is space else None
+        return found
+
     def _suggest_once(
         self,
         space: MixedSpace,
@@ -406,7 +428,6 @@ class SuggestionEngine:
         else:
             modelled = single_objective(history, rng)  # one scalarisation per suggestion
             config, source = self._model_suggestion(space, modelled, rng, study_fits), "model"
-            after_model_suggestion(len(history))
             if config is None:
                 config, source = self.random_free(space, taken, rng), "fallback"
             elif config in taken:
@@ -515,6 +536,7 @@ class SuggestionEngine:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         del state["_lock"]
+        state["_unconditioned"] = None  # a copy checks the configurations anew
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

@@ -5,7 +5,8 @@ Each folder ``docs/runs/NAME`` holds what one ``mixbo-compare`` command wrote (`
 ``docs/results/NAME.md`` (the stamp, the summary and the per-problem tables) and the convergence
 plots ``docs/results/NAME/*.png``, and writes ``docs/results/README.md``, the list of pages. A
 folder with ``latency.csv`` (``benchmarks/latency.py --out``) becomes the time-per-suggestion page
-(:mod:`mixbo_compare.report_latency`). The
+(:mod:`mixbo_compare.report_latency`), one with ``long_study.csv`` (``benchmarks/long_study.py
+--out``) the long-study page (:mod:`mixbo_compare.report_long_study`). The
 pages are never edited by hand: store a new run folder and rebuild. The README quotes these pages,
 and a test keeps the quotes equal to them.
 """
@@ -18,9 +19,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mixbo_compare import provenance, report, report_latency, report_suite
+from mixbo_compare import provenance, report, report_latency, report_long_study, report_suite
 
 LATENCY = report_latency.LATENCY_CSV
+LONG_STUDY = report_long_study.LONG_STUDY_CSV
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,13 +30,16 @@ ROOT = Path(__file__).resolve().parents[1]
 def stored(docs: Path) -> list[Path]:
     """The folders of ``docs/runs`` that make a page: a comparison's runs or a timing."""
     found = (docs / "runs").iterdir()
-    return sorted(p for p in found if any((p / f).exists() for f in (report.RUNS_CSV, LATENCY)))
+    pages = (report.RUNS_CSV, LATENCY, LONG_STUDY)
+    return sorted(p for p in found if any((p / f).exists() for f in pages))
 
 
 def page(folder: Path) -> str:
     """The markdown page of one stored folder (no plots written)."""
     if (folder / LATENCY).exists():
         return report_latency.page(folder)
+    if (folder / LONG_STUDY).exists():
+        return report_long_study.page(folder)
     stamp = provenance.read(folder)
     if stamp and stamp.get("suite"):  # a generalisation-suite run: its own page
         return report_suite.page(folder)

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import optuna
 from optuna.distributions import BaseDistribution
@@ -106,10 +108,9 @@ def _config(trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> di
     return {name: trial.params[name] for name in search_space if name in trial.params}
 
 
-def _constraint_rows(trials: Sequence[FrozenTrial]) -> list[list[float]] | None:
-    """Each trial's constraint values by constraint name (NaN where a trial lacks one), or
+def _constraint_rows(values: Sequence[dict[str, float]]) -> list[list[float]] | None:
+    """Each trial's constraint ``values`` by constraint name (NaN where a trial lacks one), or
     ``None`` when no trial has any."""
-    values = [t.constraints for t in trials]
     names = sorted({name for v in values for name in v})
     if not names:
         return None
@@ -127,6 +128,35 @@ def union_search_space(trials: Sequence[FrozenTrial]) -> dict[str, BaseDistribut
     for t in sorted(trials, key=lambda t: t.number):
         latest.update(t.distributions)
     return {name: latest[name] for name in sorted(latest) if not latest[name].single()}
+
+
+class UnionSearchSpace:
+    """:func:`union_search_space`, continued: the latest distributions over the leading
+    finished trials are kept, and where the next call's trials begin with them (the same
+    objects, in the same order) only the trials after them are read."""
+
+    def __init__(self) -> None:
+        # the leading finished trials of the last call and their latest distributions
+        self._last: tuple[tuple[FrozenTrial, ...], dict[str, BaseDistribution]] = ((), {})
+
+    def of(self, trials: Sequence[FrozenTrial]) -> dict[str, BaseDistribution]:
+        """:func:`union_search_space` of ``trials``."""
+        trials = sorted(trials, key=lambda t: t.number)
+        done, latest = self._last
+        n = len(done)
+        if not (n <= len(trials) and all(map(operator.is_, done, trials))):
+            n, latest = 0, {}
+        settled = n  # the leading finished trials end here
+        while settled < len(trials) and trials[settled].state != TrialState.RUNNING:
+            settled += 1
+        latest = dict(latest)
+        for t in trials[n:settled]:
+            latest.update(t.distributions)
+        self._last = (tuple(trials[:settled]), latest)
+        latest = dict(latest)
+        for t in trials[settled:]:
+            latest.update(t.distributions)
+        return {name: latest[name] for name in sorted(latest) if not latest[name].single()}
 
 
 def value_fits(dist: BaseDistribution, value: Any) -> bool:
@@ -159,6 +189,100 @@ def _same(a: BaseDistribution, b: BaseDistribution) -> bool:
     categorical choices one by one (NaN-aware), repeated for every trial on every ask, grows
     into a noticeable share of a long study's asks."""
     return (type(a) is type(b) and a.__dict__ == b.__dict__) or a == b
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What a finished trial contributes to the observations over one search space: its
+    configuration (``None``: it lies outside the space, :func:`fits_space`), its values (``None``
+    unless it completed), its constraint values, its learning curve and whether it was pruned."""
+
+    config: dict[str, Any] | None
+    values: list[float] | None
+    constraints: dict[str, float]
+    curve: dict[int, float]
+    pruned: bool
+
+    @classmethod
+    def of(cls, trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> Finished:
+        return cls(
+            _config(trial, search_space) if fits_space(trial, search_space) else None,
+            trial.values if trial.state == TrialState.COMPLETE else None,
+            trial.constraints,
+            trial.intermediate_values,
+            trial.state == TrialState.PRUNED,
+        )
+
+
+class Columns(NamedTuple):
+    """The finished trials inside the search space, as the engine's :class:`Observations` take
+    them: their configurations, values (a number each in a single-objective study, else a list),
+    constraint values, learning curves and whether each was pruned."""
+
+    configs: tuple[dict[str, Any], ...] = ()
+    values: tuple[Any, ...] = ()
+    constraints: tuple[dict[str, float], ...] = ()
+    curves: tuple[dict[int, float], ...] = ()
+    pruned: tuple[bool, ...] = ()
+
+    @classmethod
+    def of(cls, rows: Sequence[Finished], single: bool) -> Columns:
+        """The columns of the ``rows`` inside the search space (``single``: one objective)."""
+        rows = [r for r in rows if r.config is not None]
+        values = (r.values for r in rows)
+        return cls(
+            tuple(r.config for r in rows),
+            tuple(None if v is None else v[0] for v in values) if single else tuple(values),
+            tuple(r.constraints for r in rows),
+            tuple(r.curve for r in rows),
+            tuple(r.pruned for r in rows),
+        )
+
+    def extended(self, other: Columns) -> Columns:
+        """These columns followed by ``other``'s."""
+        return Columns(*(a + b for a, b in zip(self, other, strict=True)))
+
+
+class FinishedTrials:
+    """Each finished trial's :class:`Finished` over one search space, read once per trial: a
+    finished trial never changes, so a long study's ask does not read every trial's parameters,
+    distributions and attributes again. Where the finished trials begin with the last ask's
+    (the same objects: the storages hand out the same finished ``FrozenTrial``), their
+    :class:`Columns` are the last ask's extended by the new trials'; otherwise (a running trial
+    finished before newer ones, another object) each trial is looked up by identity, and one
+    not read before is read. A new search space starts afresh."""
+
+    def __init__(self) -> None:
+        # the search space and, over it, each trial by id (the trial itself is held, so its id
+        # is not reused), the last ask's trials and their columns; replaced together (threads
+        # may ask at once)
+        self._known: tuple[dict, dict[int, tuple[FrozenTrial, Finished]], tuple, Columns, bool]
+        self._known = ({}, {}, (), Columns(), True)
+
+    def columns(
+        self,
+        trials: Sequence[FrozenTrial],
+        search_space: dict[str, BaseDistribution],
+        single: bool = True,
+    ) -> Columns:
+        """The columns of the finished ``trials`` (in number order) inside ``search_space``
+        (``single``: a single-objective study's)."""
+        space, known, last, columns, was_single = self._known
+        trials = tuple(trials)
+        if space != search_space or was_single != single:
+            space, known, last, columns = dict(search_space), {}, (), Columns()
+        n = len(last)
+        if not (n <= len(trials) and all(map(operator.is_, last, trials))):
+            n, columns = 0, Columns()
+        rows = []
+        for t in trials[n:]:
+            row = known.get(id(t))
+            if row is None or row[0] is not t:
+                row = known[id(t)] = (t, Finished.of(t, search_space))
+            rows.append(row[1])
+        columns = columns.extended(Columns.of(rows, single))
+        self._known = (space, known, trials, columns, single)
+        return columns
 
 
 class MixedBOSampler(BaseSampler):
@@ -224,6 +348,14 @@ class MixedBOSampler(BaseSampler):
         if constraints_func is not None and not callable(constraints_func):
             raise ValueError(f"constraints_func must be callable, got {constraints_func!r}.")
         self._constraints_func = constraints_func
+        self._finished = FinishedTrials()
+        self._union = UnionSearchSpace()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_finished"] = FinishedTrials()  # a copy reads the trials anew
+        state["_union"] = UnionSearchSpace()
+        return state
 
     @property
     def _strategy(self):
@@ -241,7 +373,7 @@ class MixedBOSampler(BaseSampler):
         """The union of the parameters of the study's completed and running trials, each with its
         latest distribution (a conditional parameter included: the model knows which trials use
         it)."""
-        return union_search_space(study.get_trials(deepcopy=False, states=_STATES))
+        return self._union.of(study.get_trials(deepcopy=False, states=_STATES))
 
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
@@ -250,7 +382,7 @@ class MixedBOSampler(BaseSampler):
             return {}
         trials = study.get_trials(deepcopy=False, states=_STATES)
         others = [t for t in trials if t.number != trial.number]
-        finished = {t.number for t in others if t.state != TrialState.RUNNING}
+        finished = {id(t) for t in others if t.state != TrialState.RUNNING}
 
         def claim(suggestion: Suggestion) -> list[dict[str, Any]]:
             """Store the suggestion with the trial; the configurations other trials have taken."""
@@ -262,7 +394,7 @@ class MixedBOSampler(BaseSampler):
 
         suggestion = self._engine.suggest(
             to_mixed_space(search_space),
-            _observations(study, others, search_space),
+            _observations(study, others, search_space, self._finished),
             trial_index=trial.number,
             n_issued=len(others),  # every other completed, pruned or running trial
             design=self._design_by_engine,  # else the user's independent sampler makes it
@@ -281,7 +413,8 @@ class MixedBOSampler(BaseSampler):
         finished: set[int],
     ) -> list[dict[str, Any]]:
         """The parameters other trials have taken (completed, or running and known), read after
-        ours; the ``finished`` trials, already among the engine's observations, are skipped.
+        ours; the ``finished`` trials (their ids), already among the engine's observations, are
+        skipped.
 
         Two workers that sample at the same moment do not see each other's trial as busy (and the
         model, fitted to the same data, can put both at the same bound). Each re-reads the storage
@@ -292,7 +425,7 @@ class MixedBOSampler(BaseSampler):
         """
         taken = []
         for t in study.get_trials(deepcopy=False, states=_STATES):
-            if t.number == trial.number or t.number in finished:
+            if id(t) in finished or t.number == trial.number:
                 continue
             if not fits_space(t, search_space):
                 params = None
@@ -370,36 +503,33 @@ class MixedBOSampler(BaseSampler):
 
 
 def _observations(
-    study: Study, others: Sequence[FrozenTrial], search_space: dict[str, BaseDistribution]
+    study: Study,
+    others: Sequence[FrozenTrial],
+    search_space: dict[str, BaseDistribution],
+    known: FinishedTrials | None = None,
 ) -> Observations:
     """The ``others`` trials over ``search_space``: the finished ones (pruned with their
     intermediate values) as observations, the running ones' parameters as pending; trials
-    outside the space's current ranges are left out (:func:`fits_space`)."""
-    finished = sorted(
-        (t for t in others if t.state != TrialState.RUNNING and fits_space(t, search_space)),
-        key=lambda t: t.number,
-    )
+    outside the space's current ranges are left out (:func:`fits_space`). ``known``: the
+    finished trials read on earlier asks."""
+    done = sorted((t for t in others if t.state != TrialState.RUNNING), key=lambda t: t.number)
+    maximize: bool | list[bool] = [d == StudyDirection.MAXIMIZE for d in study.directions]
+    single = len(maximize) == 1  # a single objective: its values as numbers
+    finished = (known or FinishedTrials()).columns(done, search_space, single)
     pending = [
         p
         for t in others
         if t.state == TrialState.RUNNING
         if (p := _pending_params(t, search_space)) is not None
     ]
-    directions = [d == StudyDirection.MAXIMIZE for d in study.directions]
-    maximize: bool | list[bool] = directions
-    if len(directions) == 1:  # a single objective: its values as numbers
-        values = [t.value if t.state == TrialState.COMPLETE else None for t in finished]
-        maximize = directions[0]
-    else:  # one value per objective (:mod:`common.acquisition.scalarization`)
-        values = [t.values if t.state == TrialState.COMPLETE else None for t in finished]
     return Observations(
-        [_config(t, search_space) for t in finished],
-        values,
+        finished.configs,
+        finished.values,  # else one per objective (:mod:`common.acquisition.scalarization`)
         pending,
-        maximize=maximize,
-        constraints=_constraint_rows(finished),
-        curves=[t.intermediate_values for t in finished],
-        pruned=[t.state == TrialState.PRUNED for t in finished],
+        maximize=maximize[0] if single else maximize,
+        constraints=_constraint_rows(finished.constraints),
+        curves=finished.curves,
+        pruned=finished.pruned,
     )
 
 

@@ -217,8 +217,8 @@ def _lost_race(monkeypatch) -> tuple[optuna.Study, optuna.trial.Trial, list[int]
     real = optuna_base._observations
     calls: list[int] = []
 
-    def blind(study, others, search_space):
-        return dataclasses.replace(real(study, others, search_space), pending=())
+    def blind(study, others, search_space, *known):
+        return dataclasses.replace(real(study, others, search_space, *known), pending=())
 
     def model(space, history, n, rng):
         calls.append(len(history.pending))

@@ -14,7 +14,7 @@ import pytest
 import torch
 from optuna.trial import TrialState
 
-from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler
+from optuna_plugins import BOFMSampler, CasmopolitanSampler, CoCaBOSampler, MixboSampler, _base
 
 SAMPLERS = {
     "cocabo": CoCaBOSampler,
@@ -305,3 +305,49 @@ def test_a_shadowing_common_module_gives_a_clear_error(tmp_path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "IMPORT-ERROR" in out.stdout and "shadows" not in out.stderr
     assert "mixbo's `common` package" in out.stdout
+
+
+def test_each_finished_trial_is_read_once_and_read_anew_in_a_new_space(monkeypatch) -> None:
+    reads: list[int] = []
+    of = _base.Finished.of
+    read = lambda t, space: reads.append(t.number) or of(t, space)  # noqa: E731
+    monkeypatch.setattr(_base.Finished, "of", read)
+    study = optuna.create_study(sampler=CoCaBOSampler(seed=0, n_startup_trials=3))
+    study.optimize(objective, n_trials=8)
+    assert reads == list(range(7))  # from the first model ask on, each trial read once
+    sampler = study.sampler
+    trials = study.get_trials(deepcopy=False)
+    space = sampler.infer_relative_search_space(study, trials[-1])
+    cached = _base._observations(study, trials, space, sampler._finished)
+    assert cached == _base._observations(study, trials, space)  # as read afresh
+    reads.clear()
+    narrower = {**space, "x": optuna.distributions.FloatDistribution(-1, 1)}
+    outside = [t.number for t in trials if not -1 <= t.params["x"] <= 1]
+    seen = _base._observations(study, trials, narrower, sampler._finished)
+    assert len(reads) == len(trials) and len(seen.configs) == len(trials) - len(outside)
+
+
+def test_the_union_search_space_continues_from_the_last_call() -> None:
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    union = _base.UnionSearchSpace()
+
+    def check() -> None:
+        trials = study.get_trials(deepcopy=False, states=_base._STATES)
+        assert union.of(trials) == _base.union_search_space(trials)
+
+    for n in range(6):
+        running = study.ask()
+        running.suggest_float("x", -1, 1 + (n >= 3))  # the range changes at the fourth trial
+        if n % 2:
+            running.suggest_int("k", 0, n)  # a conditional parameter
+        check()  # with a running trial last
+        study.tell(running, float(n))
+        check()
+    early = study.ask()
+    early.suggest_float("x", -1, 5)
+    late = study.ask()
+    late.suggest_float("x", -1, 3)
+    study.tell(late, 0.0)
+    check()  # a running trial before a finished one
+    study.tell(early, 0.0)
+    check()

@@ -34,6 +34,8 @@ def _kind(folder: Path) -> str:
     a local cache that a fresh clone lacks)."""
     if (folder / pages.LATENCY).exists():
         return "latency"
+    if (folder / pages.LONG_STUDY).exists():
+        return "long-study"
     with open(folder / report.RUNS_CSV, newline="") as f:
         rows = list(csv.DictReader(f))
     multi = any(row.get("normalisation") or row["problem"].startswith("mo-") for row in rows)

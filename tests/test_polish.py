@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from common.methods.casmopolitan import strategy as casmopolitan_strategy
@@ -13,6 +15,8 @@ from common.methods.casmopolitan.polish import (
     LOG_SUCCESS,
     SIGMA_INIT,
     SIGMA_MIN,
+    START,
+    extend_polish,
     replay_polish,
 )
 from common.methods.casmopolitan.strategy import Casmopolitan
@@ -226,3 +230,32 @@ def test_a_batch_and_a_parallel_study_count_positions_with_the_running_trials(
     running = History(grown.configs, grown.values, pending=(grown.configs[0],))
     strategy.suggest(space, running, 1, np.random.default_rng(0))  # position 203: a step
     assert calls == [1]
+
+
+def test_a_trace_continued_over_a_grown_history_equals_its_replay() -> None:
+    rng = np.random.default_rng(5)
+    values = rng.standard_normal(500) - np.linspace(0, 3, 500)
+    labels = rng.integers(0, 2, 500)
+    movable = rng.random(500) < 0.9
+    trace, n = START, 0
+    for end in (150, LOCAL_DATA + 1, 230, 231, 380, 500):
+        trace = extend_polish(trace, values[:end], labels[n:end].tolist(), movable[n:end])
+        whole = replay_polish(values[:end], True, labels[:end], movable[:end])
+        assert np.array_equal(trace.polish.steps, whole.steps)
+        assert dataclasses.replace(trace.polish, steps=whole.steps) == whole
+        n = end
+    assert trace.polish.steps.sum() > 10  # steps were taken on the way
+
+
+def test_the_strategy_continues_its_polish_and_starts_afresh_on_another_history() -> None:
+    space = _space()
+    history = _history(space, LOCAL_DATA + 60)
+    strategy = Casmopolitan(CasmopolitanOptions(n_init=10, polish=True))
+    for n in (LOCAL_DATA + 20, LOCAL_DATA + 21, LOCAL_DATA + 60):
+        grown = history.subset(np.arange(n))
+        fresh = Casmopolitan(CasmopolitanOptions(n_init=10, polish=True)).polish(space, grown)
+        assert np.array_equal(strategy.polish(space, grown).steps, fresh.steps)
+        assert strategy._polished[3].n == n  # the last replay, kept to continue from
+    other = History.from_lists(history.configs, history.values[::-1].copy())
+    fresh = Casmopolitan(CasmopolitanOptions(n_init=10, polish=True)).polish(space, other)
+    assert np.array_equal(strategy.polish(space, other).steps, fresh.steps)

@@ -1,17 +1,24 @@
-"""Discarded GP models are reclaimed by bytes: gpytorch models are reference cycles."""
+"""Discarded GP models are freed by reference counting: no collection on the suggestion path."""
 
 from __future__ import annotations
 
+import copy
 import gc
 import logging
+import weakref
 
 import numpy as np
 import pytest
+import torch
 
-import common.reclaim as reclaim
 from common.engine import Observations, SuggestionEngine
+from common.methods.bofm.options import BOFMOptions
 from common.methods.casmopolitan.options import CasmopolitanOptions
-from common.models.gp import SharedTrainGP
+from common.methods.cocabo.options import CoCaBOOptions
+from common.methods.mixbo import MixboOptions
+from common.methods.options import MethodOptions
+from common.models.gp import SharedTrainGP, fit_gp
+from common.models.kernels.mixture import casmopolitan_kernels
 from common.space.mixed_space import Categorical, Float, MixedSpace
 
 SPACE = MixedSpace([Float("x", -1.0, 1.0), Float("y", -1.0, 1.0), Categorical("c", [0, 1, 2])])
@@ -22,63 +29,66 @@ def live_models() -> int:
 
 
 @pytest.fixture
-def no_automatic_collection(monkeypatch):
+def no_collection(monkeypatch):
+    """The collector off, and any collection the code under test asks for recorded."""
     gc.collect()
-    monkeypatch.setattr(reclaim, "_pending_bytes", 0)
-    gc.disable()  # only explicit collections run: the test sees what the engine does
-    yield
+    collections: list[tuple] = []
+    collect = gc.collect
+    monkeypatch.setattr(gc, "collect", lambda *args: collections.append(args) or 0)
+    gc.disable()  # Python's own schedule does not run either: only reference counting frees
+    yield collections
     gc.enable()
-    gc.collect()
+    collect()
 
 
-def run_model_suggestions(n: int) -> None:
-    engine = SuggestionEngine(
-        CasmopolitanOptions(n_init=5), name="Test", logger=logging.getLogger("test"), seed=0
-    )
+def fitted_model() -> SharedTrainGP:
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.random((20, 2)), rng.integers(0, 3, (20, 1))]).astype(float)
+    model, _ = fit_gp(X, (X**2).sum(axis=1), casmopolitan_kernels([0, 1], [2])[0])
+    model.posterior(torch.as_tensor(X[:4]))  # its factor and prediction caches computed
+    return model
+
+
+def test_a_discarded_model_is_freed_without_a_collection(no_collection) -> None:
+    model = fitted_model()
+    copied = copy.deepcopy(model)  # as gpytorch copies a model for fantasies
+    alive = weakref.ref(model), weakref.ref(copied)
+    del model, copied
+    assert [ref() for ref in alive] == [None, None]
+
+
+def test_an_acyclic_model_keeps_its_hooks_and_priors() -> None:
+    model = fitted_model()
+    model.load_state_dict(model.state_dict())  # the hooks run, reaching their module weakly
+    copied = copy.deepcopy(model)
+    priors = {name: (m, get, put) for name, m, _, get, put in copied.named_priors()}
+    module, get, put = priors["likelihood.noise_covar.noise_prior"]
+    with torch.no_grad():
+        put(module, model.likelihood.noise * 2)  # the copy's own noise, set and read
+    assert torch.allclose(get(module), model.likelihood.noise * 2)
+    assert torch.equal(get(module), copied.likelihood.noise)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [CasmopolitanOptions(n_init=5), MixboOptions(n_init=5), CoCaBOOptions(n_init=5), BOFMOptions()],
+    ids=["casmopolitan", "mixbo", "cocabo", "bofm"],
+)
+def test_model_suggestions_leave_nothing_for_the_collector(
+    no_collection, options: MethodOptions
+) -> None:
+    engine = SuggestionEngine(options, name="Test", logger=logging.getLogger("test"), seed=0)
     rng = np.random.default_rng(0)
     configs = SPACE.decode(SPACE.sample(12, rng))
     values = [c["x"] ** 2 + c["y"] ** 2 + c["c"] for c in configs]
-    for _ in range(n):
+    before = live_models()
+    for _ in range(3):
         seen = Observations(configs, values)
         s = engine.suggest(SPACE, seen, trial_index=len(configs), n_issued=len(configs))
         assert s.source == "model"
         configs.append(s.config)
         values.append(s.config["x"] ** 2 + s.config["y"] ** 2 + s.config["c"])
-
-
-def test_models_outlive_their_suggestion_until_a_full_collection(
-    no_automatic_collection, monkeypatch
-) -> None:
-    monkeypatch.setattr(reclaim, "BUDGET_BYTES", 2**60)  # never collect
-    before = live_models()
-    run_model_suggestions(3)
-    assert live_models() >= before + 3  # unreferenced, but cycles: they wait for the collector
-    gc.collect()
-    assert live_models() == before
-
-
-def test_the_engine_collects_discarded_models_once_their_matrices_reach_the_budget(
-    no_automatic_collection, monkeypatch
-) -> None:
-    monkeypatch.setattr(reclaim, "BUDGET_BYTES", 1)  # collect after every model suggestion
-    before = live_models()
-    run_model_suggestions(3)
-    assert live_models() == before
-
-
-def test_the_budget_counts_the_matrices_of_each_suggestion(monkeypatch) -> None:
-    monkeypatch.setattr(reclaim, "_pending_bytes", 0)
-    per_suggestion = reclaim.MATRICES_PER_SUGGESTION * 8 * 100**2
-    monkeypatch.setattr(reclaim, "BUDGET_BYTES", 3 * per_suggestion)
-    collections = []
-    monkeypatch.setattr(gc, "collect", lambda: collections.append(1))
-    assert [reclaim.after_model_suggestion(100) for _ in range(7)] == [
-        False,
-        False,
-        True,
-        False,
-        False,
-        True,
-        False,
-    ]
-    assert len(collections) == 2
+    assert live_models() - before <= 3  # those the strategy keeps for its next refit
+    del engine
+    assert live_models() == before  # freed with their strategy, by reference counting
+    assert no_collection == []  # and no collection was forced on the way

@@ -24,6 +24,7 @@ from common.models.kernels.dense import kernel_matrix
 from common.models.map_fit import MAPObjective
 from common.models.predictive import Moments, mean_and_sigma
 from common.models.warpings import WARPINGS, constraint_standardise
+from common.reclaim import acyclic
 
 DTYPE = torch.float64
 FIT_MAXITER = 200  # iteration cap: the result does not depend on the machine's load
@@ -101,6 +102,10 @@ class SharedTrainGP(SingleTaskGP):
     _moments: tuple | None = None  # (the factor's cache, min_var, its Moments)
     _earlier: list | None = None  # the factor record this model's factor may extend
     _record: list | None = None  # [(training rows, factor)] once computed, for the next model
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        acyclic(self)  # freed by reference counting once discarded (:mod:`common.reclaim`)
 
     def factor_record(self) -> list:
         """Where this model leaves its training rows and Cholesky factor once it computes them,

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,19 +94,114 @@ def applies(space: MixedSpace, n_objectives: int) -> bool:
     return n_objectives == 1 and bool(space.float_dims)
 
 
-def settled_after(values: np.ndarray, discrete: np.ndarray | None = None) -> np.ndarray:
-    """Whether, after each prefix ``values[: i + 1]``, the incumbent's discrete part (its label in
-    ``discrete``; none: one label) has stayed the same since position ``(i + 1) / 2`` at the
-    latest: the discrete search of the study's second half has not moved it."""
-    labels = np.zeros(len(values), int) if discrete is None else np.asarray(discrete)
-    settled = np.ones(len(values), bool)
-    since, best, incumbent = 0, np.inf, 0  # where the incumbent's discrete part last changed
-    for i, value in enumerate(values):
-        if value < best:
-            since = i if labels[i] != labels[incumbent] else since
-            best, incumbent = value, i
-        settled[i] = since <= (i + 1) / 2
-    return settled
+@dataclass(frozen=True)
+class PolishTrace:
+    """The replay's state after its observations, from which :func:`extend_polish` continues
+    where the history only grew: the :class:`Polish`, the best value, where the incumbent's
+    discrete part last changed (``since``), the incumbent (its position, its discrete part's
+    ``key`` and whether it can move), ``log(sigma)`` and each source's recent gains."""
+
+    polish: Polish
+    best: float = np.inf
+    since: int = 0
+    incumbent: int = 0
+    key: object = None
+    movable: bool = True
+    log_sigma: float = float(np.log(SIGMA_INIT))
+    step_gains: tuple[float, ...] = ()
+    region_gains: tuple[float, ...] = ()
+
+    @property
+    def n(self) -> int:
+        """How many observations it has replayed."""
+        return len(self.polish.steps)
+
+
+START = PolishTrace(Polish(np.zeros(0, bool), SIGMA_INIT, resting=False))
+
+
+def extend_polish(
+    trace: PolishTrace,
+    values: np.ndarray,
+    keys: Sequence[object] | None = None,
+    movable: np.ndarray | None = None,
+) -> PolishTrace:
+    """``trace`` (:data:`START`, or the trace of a prefix of ``values``) continued over the rest
+    of the ordered ``values`` (to minimise). For each observation after the trace's, ``keys``
+    stands for its discrete part (equal keys: the same categorical, integer and grid values;
+    none: all the same) and ``movable`` says whether it has an active float for a step to move
+    (none: all).
+
+    The two sources, steps and the trust region's trials, are played as a bandit over realised
+    improvement: a trial's gain is how much it improved on the best value before it; while the
+    mean gain of the last :data:`RECENT` steps is at least that of the trust region's last
+    :data:`RECENT` trials, every other trial is a step (:data:`GAP_EARNED`), else one in
+    :data:`GAP_MEASURED`. Each step's outcome adapts ``sigma`` by the 1/5th-success rule. A
+    converged strategy (``sigma`` at its floor) rests until another trial improves the best,
+    then starts again from :data:`SIGMA_INIT`. No step is due while the incumbent's discrete
+    part changed in the second half of the study so far (since position ``(i + 1) / 2``), nor
+    from an incumbent that cannot move. Every quantity is causal, so a trace continued over new
+    observations equals the replay of the whole history."""
+    values = np.asarray(values, dtype=float)
+    floor, ceiling = np.log(SIGMA_MIN), np.log(SIGMA_MAX)
+    t = trace
+    polish, best, since, incumbent, key, can_move = (
+        t.polish,
+        t.best,
+        t.since,
+        t.incumbent,
+        t.key,
+        t.movable,
+    )
+    log_sigma = t.log_sigma
+    step_gains = deque(t.step_gains, maxlen=RECENT)
+    region_gains = deque(t.region_gains, maxlen=RECENT)
+    steps = np.concatenate([polish.steps, np.zeros(len(values) - t.n, bool)])
+    polish = dataclasses.replace(polish, steps=steps)
+    for i in range(t.n, len(values)):
+        value = values[i]
+        gain = max(best - value, 0.0) if i else 0.0  # on the best before it
+        if value < best or not i:  # a new incumbent: its discrete part moved, or not
+            own = keys[i - t.n] if keys is not None else None
+            since = i if i and own != key else since
+            best, incumbent, key = value, i, own
+            can_move = True if movable is None else bool(movable[i - t.n])
+        ready = since <= (i + 1) / 2 and can_move
+        if i <= LOCAL_DATA:  # the trust region's own trials before any step is due
+            region_gains.append(gain)
+            polish = dataclasses.replace(polish, ready=ready)
+            continue
+        if polish.due(i):
+            steps[i] = True
+            step_gains.append(gain)
+            log_sigma += LOG_SUCCESS if gain > 0 else LOG_FAILURE
+            log_sigma = min(max(log_sigma, floor), ceiling)
+            last = i
+        else:
+            region_gains.append(gain)
+            last = polish.last
+            if gain > 0 and polish.resting:  # the trust region moved the incumbent
+                log_sigma = np.log(SIGMA_INIT)
+        earned = not step_gains or np.mean(step_gains) >= np.mean(region_gains)
+        polish = Polish(
+            steps,
+            float(np.exp(log_sigma)),
+            last,
+            GAP_EARNED if earned else GAP_MEASURED,
+            resting=bool(log_sigma <= floor),
+            ready=bool(ready),
+        )
+    return PolishTrace(
+        polish,
+        best,
+        since,
+        incumbent,
+        key,
+        can_move,
+        log_sigma,
+        tuple(step_gains),
+        tuple(region_gains),
+    )
 
 
 def replay_polish(
@@ -117,55 +213,12 @@ def replay_polish(
     """The polish after the ordered ``values`` (to minimise), none where not ``enabled``;
     ``discrete`` labels each observation's discrete part (equal labels: the same categorical,
     integer and grid values), none: all the same; ``movable`` says which observations have an
-    active float for a step to move, none: all.
-
-    The two sources, steps and the trust region's trials, are played as a bandit over realised
-    improvement: a trial's gain is how much it improved on the best value before it; while the
-    mean gain of the last :data:`RECENT` steps is at least that of the trust region's last
-    :data:`RECENT` trials, every other trial is a step (:data:`GAP_EARNED`), else one in
-    :data:`GAP_MEASURED`. Each step's outcome adapts ``sigma`` by the 1/5th-success rule. A
-    converged strategy (``sigma`` at its floor) rests until another trial improves the best,
-    then starts again from :data:`SIGMA_INIT`. No step is due while the incumbent's discrete
-    part changed in the second half of the study so far, nor from an incumbent that cannot move.
-    """
-    values = np.asarray(values, dtype=float)
-    steps = np.zeros(len(values), bool)
+    active float for a step to move, none: all. The whole history replayed by
+    :func:`extend_polish` from :data:`START`."""
     if not enabled:
-        return Polish(steps, SIGMA_INIT)
-    log_sigma, floor, ceiling = np.log(SIGMA_INIT), np.log(SIGMA_MIN), np.log(SIGMA_MAX)
-    before = np.minimum.accumulate(values)
-    gains = np.maximum(np.concatenate([[0.0], before[:-1] - values[1:]]), 0.0)
-    step_gains: deque[float] = deque(maxlen=RECENT)
-    region_gains = deque(gains[LOCAL_DATA + 1 - RECENT : LOCAL_DATA + 1], maxlen=RECENT)
-    ready = settled_after(values, discrete)
-    if movable is not None and len(values):
-        new_best = values < np.concatenate([[np.inf], before[:-1]])
-        incumbent = np.maximum.accumulate(np.where(new_best, np.arange(len(values)), 0))
-        ready &= np.asarray(movable, bool)[incumbent]
-    first = ready[: LOCAL_DATA + 1]  # the flag after the history, where it ends before a step
-    polish = Polish(steps, SIGMA_INIT, resting=False, ready=bool(first[-1:].all()))
-    for i in range(LOCAL_DATA + 1, len(values)):
-        if polish.due(i):
-            steps[i] = True
-            step_gains.append(gains[i])
-            log_sigma += LOG_SUCCESS if gains[i] > 0 else LOG_FAILURE
-            log_sigma = min(max(log_sigma, floor), ceiling)
-            last = i
-        else:
-            region_gains.append(gains[i])
-            last = polish.last
-            if gains[i] > 0 and polish.resting:  # the trust region moved the incumbent
-                log_sigma = np.log(SIGMA_INIT)
-        earned = not step_gains or np.mean(step_gains) >= np.mean(region_gains)
-        polish = Polish(
-            steps,
-            float(np.exp(log_sigma)),
-            last,
-            GAP_EARNED if earned else GAP_MEASURED,
-            resting=bool(log_sigma <= floor),
-            ready=bool(ready[i]),
-        )
-    return polish
+        return Polish(np.zeros(len(values), bool), SIGMA_INIT)
+    keys = None if discrete is None else np.asarray(discrete).tolist()
+    return extend_polish(START, values, keys, movable).polish
 
 
 def movable_rows(space: MixedSpace, X: np.ndarray) -> np.ndarray:

@@ -45,7 +45,15 @@ from common.batch.busy import BusyPolicy
 from common.batch.greedy import greedy_batch
 from common.batch.pending import encode_pending
 from common.log import warn
-from common.methods.casmopolitan.polish import Polish, movable_rows, polish_step, replay_polish
+from common.methods.casmopolitan.polish import (
+    START,
+    Polish,
+    PolishTrace,
+    extend_polish,
+    movable_rows,
+    polish_step,
+    replay_polish,
+)
 from common.methods.casmopolitan.polish import applies as polish_applies
 from common.methods.casmopolitan.restart_centre import choose_restart_centre
 from common.methods.casmopolitan.trust_region import (
@@ -72,6 +80,7 @@ from common.optim.local_search import (
     sample_in_region,
 )
 from common.space.configset import ConfigSet
+from common.space.grown import GrownRows, encoding_key
 from common.space.history import History
 from common.space.mixed_space import MixedSpace
 
@@ -89,10 +98,13 @@ class Casmopolitan(Strategy):
 
     # the last trust-region state, with the configuration and values it was replayed from
     _replayed: tuple[TrustRegionConfig, np.ndarray, TrustRegionState] | None = None
+    # the last polish replay, with the space's encoding key, values and rows it was replayed from
+    _polished: tuple[tuple, np.ndarray, np.ndarray, PolishTrace] | None = None
 
     def __init__(self, options: CasmopolitanOptions, busy: BusyPolicy = BusyPolicy()) -> None:
         super().__init__(busy)
         self.options = options
+        self._rows = GrownRows()
 
     def polish(self, space: MixedSpace, history: History, X: np.ndarray | None = None) -> Polish:
         """The incumbent's polish after ``history`` (:mod:`common.methods.casmopolitan.polish`;
@@ -103,10 +115,18 @@ class Casmopolitan(Strategy):
         if not enabled:
             return replay_polish(values, False)
         X = space.encode(history.configs) if X is None else X
+        trace, last = START, self._polished
+        if last is not None and last[0] == encoding_key(space) and len(last[1]) <= len(values):
+            n = len(last[1])  # the same study grown: continue over its new observations only
+            if np.array_equal(last[1], values[:n]) and np.array_equal(last[2], X[:n], True):
+                trace = last[3]
+        new = X[trace.n :]
         floats = set(space.float_dims)
         kept = [j for j in range(X.shape[1]) if j not in floats]  # a step keeps these columns
-        discrete = np.unique(X[:, kept], axis=0, return_inverse=True)[1].ravel() if kept else None
-        return replay_polish(values, True, discrete, movable_rows(space, X))
+        keys = [tuple(row) for row in new[:, kept].tolist()] if kept else None
+        trace = extend_polish(trace, values, keys, movable_rows(space, new))
+        self._polished = (encoding_key(space), np.array(values), np.array(X), trace)
+        return trace.polish
 
     def trust_region_state(
         self, space: MixedSpace, history: History, steps: np.ndarray | None = None
@@ -143,7 +163,7 @@ class Casmopolitan(Strategy):
     ) -> list[dict[str, Any]]:
         if len(history) == 0 or space.dim == 0:
             return random_configs(space, n, rng)
-        X = space.encode(history.configs)
+        X = self._rows.encode(space, history.configs)  # the new observations' rows only
         y = effective_values(history)  # trust regions and restarts: feasible trials first
         cat, cont = list(space.cat_dims), list(space.cont_dims)
         polish = self.polish(space, history, X)
