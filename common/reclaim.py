@@ -49,9 +49,16 @@ def acyclic(model: Any) -> Any:
         hooks = getattr(module, "_load_state_dict_pre_hooks", {})
         for key, wrapped in list(hooks.items()):
             hook = getattr(wrapped, "hook", None)
-            if inspect.ismethod(hook) and hook.__self__ is module and not wrapped.with_module:
-                hooks[key] = type(wrapped)(hook.__func__, module)  # the module, weakly
+            bound_to_module = inspect.ismethod(hook) and hook.__self__ is module
+            if bound_to_module and not getattr(wrapped, "with_module", True):
+                try:  # torch's private wrapper: if its shape moves, the cycle stays (and
+                    # tests/test_reclaim.py fails) rather than every suggestion falling back
+                    hooks[key] = type(wrapped)(hook.__func__, module)  # the module, weakly
+                except TypeError:
+                    continue
         priors = getattr(module, "_priors", None) or {}
-        for name, (prior, closure, setting) in list(priors.items()):
-            priors[name] = (prior, _own(closure, module), _own(setting, module))
+        for name, entry in list(priors.items()):
+            if isinstance(entry, tuple) and len(entry) == 3:  # gpytorch's (prior, closure, setting)
+                prior, closure, setting = entry
+                priors[name] = (prior, _own(closure, module), _own(setting, module))
     return model

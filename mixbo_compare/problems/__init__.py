@@ -24,8 +24,10 @@ import importlib
 import re
 from typing import Any
 
+from common.space.mixed_space import Float, Integer
 from mixbo_compare.problems.problem import MultiObjectiveProblem, Problem
 from mixbo_compare.problems.relabel import relabelled
+from mixbo_compare.problems.sklearn_tasks import MODELS
 
 # name -> (module, factory, keyword arguments)
 _REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
@@ -259,8 +261,6 @@ def _generated(factory: str, kwargs: dict[str, Any]) -> str:
         n = kwargs["length"]
         return f"{n} binary; 100-300 trials; low-autocorrelation binary sequence of length {n}"
     if factory == "sklearn_task":
-        from mixbo_compare.problems.sklearn_tasks import MODELS
-
         return (
             f"{_count(MODELS[kwargs['model']])}; 60-100 trials; scikit-learn {kwargs['model']} "
             f"on {kwargs['dataset']}, 3-fold CV error"
@@ -280,8 +280,6 @@ def _generated(factory: str, kwargs: dict[str, Any]) -> str:
 
 def _count(params: Any) -> str:
     """``"2f + 1i + 2c"``: the floats, integers and categoricals among ``params``."""
-    from common.space.mixed_space import Float, Integer
-
     n_float = sum(isinstance(p, Float) for p in params)
     n_int = sum(isinstance(p, Integer) for p in params)
     n_cat = len(params) - n_float - n_int
