@@ -9,7 +9,8 @@ and the split between the parts. The same seed gives the same suite.
 
 Families (``family`` of each :class:`Member`):
 
-- ``bbob-mixint``: every one of COCO's 24 functions, each at a drawn instance and dimension;
+- ``bbob-mixint``: every one of COCO's 24 functions, each at a drawn instance (2 to 15: COCO
+  has 15; instance 1 is the public pages') and dimension;
 - ``relabelled`` / ``re-instanced``: the synthetic problems with their categories permuted
   (``NAME~K``), Pest Control and Contamination at other seeds (``NAME@N``);
 - ``tabular-encoding``: HPOLib tables with their numeric columns written as users write them
@@ -60,7 +61,7 @@ def _draw(rng: np.random.Generator) -> list[tuple[str, str]]:
     drawn: list[tuple[str, str]] = []
     for f in range(1, 25):
         d = int(rng.choice([5, 10, 20], p=[0.4, 0.4, 0.2]))
-        drawn.append((f"bbob-mixint-f{f}-d{d}@{int(rng.integers(2, 100))}", "bbob-mixint"))
+        drawn.append((f"bbob-mixint-f{f}-d{d}@{int(rng.integers(2, 16))}", "bbob-mixint"))
     for name in _SYNTHETIC:
         drawn.append((f"{name}~{int(rng.integers(10, 1000))}", "relabelled"))
     for name in ("pest", "contamination"):
@@ -80,7 +81,7 @@ def _draw(rng: np.random.Generator) -> list[tuple[str, str]]:
     for k in rng.choice(len(_CURVES), size=2, replace=False):
         drawn.append((f"{_CURVES[k]}+{rng.choice(['median', 'hyperband'])}", "pruned"))
     for _ in range(2):
-        f, instance = int(rng.integers(1, 93)), int(rng.integers(2, 100))
+        f, instance = int(rng.integers(1, 93)), int(rng.integers(2, 16))
         drawn.append((f"mo-bbob-biobj-mixint-f{f}-d5@{instance}", "multi-objective"))
     return drawn
 

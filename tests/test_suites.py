@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mixbo_compare import cli, report_suite, suites
-from mixbo_compare.problems import resolve
+from mixbo_compare.problems import get_problem, resolve
 from mixbo_compare.pruners import unlabelled
 
 FAMILIES = {
@@ -47,9 +47,11 @@ def test_the_suite_is_drawn_reproducibly_and_split_in_two() -> None:
     assert [m.name for m in other] != [m.name for m in members]  # drawn, not listed
 
 
-def test_every_member_is_a_problem_the_command_knows() -> None:
+def test_every_member_is_a_problem_the_command_builds() -> None:
     for m in suites.members():
         resolve(unlabelled(m.name)[0])  # raises for an unknown name
+        problem = get_problem(unlabelled(m.name)[0])  # and for an instance COCO does not have
+        assert problem.space.params
 
 
 def test_the_suite_option_fills_the_suites_defaults() -> None:
