@@ -5,8 +5,8 @@ as its state-dict hook (``_load_state_hook_ignore_shapes``), and a prior registe
 module's own methods (the likelihood's noise, a scale kernel's output scale) keeps them in the
 module's ``_priors``. A discarded model then waits, with its ``n × n`` matrices (the factor, the
 prediction caches), for Python's full garbage collection, which Python schedules by object
-counts, not bytes (a 1000-trial study once peaked over 1.2 GB), and which, forced, costs a
-long study more with every object the process holds (0.15 s at 2000 trials, half an ask).
+counts, not bytes, and which, forced, costs a long study more with every object the process
+holds (docs/decisions.md, "Discarded models freed by reference counting").
 
 :func:`acyclic` rewires those references where a model is built: the hook gets its module
 through torch's own weak reference (``_WrappedHook``'s ``with_module``), a prior's closure

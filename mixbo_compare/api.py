@@ -118,7 +118,7 @@ def compare(
             text = md.read_text()
         else:
             text = report.table(runs)
-        rows = _rows(runs)
+        rows = run_rows(runs)
     return ComparisonTable(rows, text, Path(out) if out is not None else None)
 
 
@@ -150,9 +150,10 @@ def _check_picklable(user: UserObjective) -> None:
         ) from exc
 
 
-def _rows(runs: Sequence[Any]) -> list[dict[str, Any]]:
+def run_rows(runs: Sequence[Any]) -> list[dict[str, Any]]:
     """One row per run: its final figure (best value, or hypervolume for several objectives),
-    trials completed, seconds spent in the sampler, and the error of a run that did not finish."""
+    its trials, those that completed and counted (feasible; a pruned or failed trial does not),
+    the seconds spent in the sampler, and the error of a run that did not finish."""
     multi = report_mo.multi_objective_problems(runs)
     figures: dict[tuple[str, str, int, int], float] = {}
     for st in report.group([r for r in runs if r.problem not in multi]):

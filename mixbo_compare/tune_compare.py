@@ -41,7 +41,7 @@ import numpy as np
 
 import ray_plugins
 from mixbo_compare import cli, report
-from mixbo_compare.api import ComparisonTable, _rows
+from mixbo_compare.api import ComparisonTable, run_rows
 from mixbo_compare.run_result import RunResult
 
 OURS = ("mixbo", "cocabo", "casmopolitan", "bofm")
@@ -168,7 +168,7 @@ def compare_tune(
             text = md.read_text()
         else:
             text = report.table(report.load(folder))
-        rows = _rows(report.load(folder))
+        rows = run_rows(report.load(folder))
     return ComparisonTable(rows, text, Path(out) if out is not None else None)
 
 

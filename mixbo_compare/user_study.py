@@ -17,6 +17,7 @@ parameters: the same simulated workers, seeding and failure handling, and the sa
 
 from __future__ import annotations
 
+import abc
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -38,37 +39,34 @@ from mixbo_compare.study_loop import StudyLoop
 FAILED_START = 5
 
 
-class TimedSampler(optuna.samplers.BaseSampler):
-    """``sampler`` with the wall-clock seconds spent in it added up in ``seconds``."""
+class Delegating(optuna.samplers.BaseSampler):
+    """A sampler that hands every call of Optuna's sampler interface to ``inner()`` through
+    ``call``: the one place a wrapper below changes what a call does."""
 
-    def __init__(self, sampler: optuna.samplers.BaseSampler) -> None:
-        self.sampler = sampler
-        self.seconds = 0.0
+    @abc.abstractmethod
+    def inner(self) -> optuna.samplers.BaseSampler:
+        """The sampler each call goes to now."""
 
-    def _timed(self, method: Callable[..., Any], *args: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return method(*args)
-        finally:
-            self.seconds += time.perf_counter() - start
+    def call(self, method: str, *args: Any) -> Any:
+        return getattr(self.inner(), method)(*args)
 
     def infer_relative_search_space(
         self, study: optuna.Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
-        return self._timed(self.sampler.infer_relative_search_space, study, trial)
+        return self.call("infer_relative_search_space", study, trial)
 
     def sample_relative(
         self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
-        return self._timed(self.sampler.sample_relative, study, trial, search_space)
+        return self.call("sample_relative", study, trial, search_space)
 
     def sample_independent(
         self, study: optuna.Study, trial: FrozenTrial, name: str, dist: BaseDistribution
     ) -> Any:
-        return self._timed(self.sampler.sample_independent, study, trial, name, dist)
+        return self.call("sample_independent", study, trial, name, dist)
 
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
-        self._timed(self.sampler.before_trial, study, trial)
+        self.call("before_trial", study, trial)
 
     def after_trial(
         self,
@@ -77,13 +75,31 @@ class TimedSampler(optuna.samplers.BaseSampler):
         state: TrialState,
         values: Sequence[float] | None,
     ) -> None:
-        self._timed(self.sampler.after_trial, study, trial, state, values)
+        self.call("after_trial", study, trial, state, values)
 
     def reseed_rng(self) -> None:
-        self.sampler.reseed_rng()
+        self.inner().reseed_rng()
 
 
-class DeferredPeer(optuna.samplers.BaseSampler):
+class TimedSampler(Delegating):
+    """``sampler`` with the wall-clock seconds spent in it added up in ``seconds``."""
+
+    def __init__(self, sampler: optuna.samplers.BaseSampler) -> None:
+        self.sampler = sampler
+        self.seconds = 0.0
+
+    def inner(self) -> optuna.samplers.BaseSampler:
+        return self.sampler
+
+    def call(self, method: str, *args: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return super().call(method, *args)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+
+class DeferredPeer(Delegating):
     """A peer whose space is the first completed trial's: random until then, the peer (built for
     the rest of the budget) from then on; parameters outside that space stay random."""
 
@@ -92,24 +108,8 @@ class DeferredPeer(optuna.samplers.BaseSampler):
         self.random = optuna.samplers.RandomSampler(seed=seed)
         self.peer: optuna.samplers.BaseSampler | None = None
 
-    @property
-    def active(self) -> optuna.samplers.BaseSampler:
+    def inner(self) -> optuna.samplers.BaseSampler:
         return self.peer if self.peer is not None else self.random
-
-    def infer_relative_search_space(
-        self, study: optuna.Study, trial: FrozenTrial
-    ) -> dict[str, BaseDistribution]:
-        return self.active.infer_relative_search_space(study, trial)
-
-    def sample_relative(
-        self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
-    ) -> dict[str, Any]:
-        return self.active.sample_relative(study, trial, search_space)
-
-    def sample_independent(
-        self, study: optuna.Study, trial: FrozenTrial, name: str, dist: BaseDistribution
-    ) -> Any:
-        return self.active.sample_independent(study, trial, name, dist)
 
     def after_trial(
         self,
@@ -118,13 +118,10 @@ class DeferredPeer(optuna.samplers.BaseSampler):
         state: TrialState,
         values: Sequence[float] | None,
     ) -> None:
-        self.active.after_trial(study, trial, state, values)
+        super().after_trial(study, trial, state, values)
         if self.peer is None and state == TrialState.COMPLETE and trial.distributions:
             left = max(self.n_trials - trial.number - 1, 1)
             self.peer = PEERS[self.name].build(self.seed, trial.distributions, left)
-
-    def reseed_rng(self) -> None:
-        self.active.reseed_rng()
 
 
 def sampler_for(name: str, seed: int, n_trials: int) -> optuna.samplers.BaseSampler:
